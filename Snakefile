@@ -1,0 +1,28 @@
+# reprolab: one workflow for every study. Logic lives in src/reprolab; rules say what depends
+# on what. Run `snakemake --cores 2 all` (smoke scale) or `snakemake --cores 2 <study>`.
+
+
+from snakemake.utils import validate
+
+
+configfile: "params.yaml"
+
+
+validate(config, "workflow/schemas/params.schema.yaml")
+
+
+include: "workflow/rules/common.smk"
+
+
+for study in config["studies"]:
+
+    include: f"workflow/rules/{study}.smk"
+
+
+include: "workflow/rules/index.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        rules.index.output.html,

@@ -1,0 +1,1 @@
+"""reprolab: deterministic reproductions of NeurIPS 2026 papers."""

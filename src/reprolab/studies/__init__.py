@@ -1,0 +1,1 @@
+"""One package per paper; each exposes the functions its workflow rules call."""

@@ -1,0 +1,1 @@
+"""ndfa: Nonlinear Direct Feedback Alignment (placeholder docstring, filled in at the end)."""

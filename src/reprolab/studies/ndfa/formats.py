@@ -1,0 +1,64 @@
+"""Readers for the real on-disk formats of the paper-scale datasets.
+
+CIFAR-10/100 ship as python pickles (``data_batch_1`` .. ``data_batch_5`` and ``test_batch`` for
+CIFAR-10; ``train`` and ``test`` for CIFAR-100), each a dict with ``b"data"`` (uint8, N x 3072,
+channel-major 3x32x32) and ``b"labels"`` (CIFAR-10) or ``b"fine_labels"`` (CIFAR-100). SVHN ships
+as MATLAB files (``train_32x32.mat``, ``test_32x32.mat``) with ``X`` (32, 32, 3, N) uint8 and ``y``
+(N, 1) where the digit 0 is stored as label 10.
+"""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+
+import numpy as np
+
+CIFAR_FILES: dict[str, tuple[list[str], str, bytes]] = {
+    "cifar10": ([f"data_batch_{i}" for i in range(1, 6)], "test_batch", b"labels"),
+    "cifar100": (["train"], "test", b"fine_labels"),
+}
+
+
+def _read_cifar_pickle(path: Path, label_key: bytes) -> tuple[np.ndarray, np.ndarray]:
+    """Read one CIFAR pickle into (N, 3, 32, 32) uint8 images and int64 labels."""
+    with path.open("rb") as fh:
+        batch = pickle.load(fh, encoding="bytes")
+    images = np.asarray(batch[b"data"], dtype=np.uint8).reshape(-1, 3, 32, 32)
+    labels = np.asarray(batch[label_key], dtype=np.int64)
+    return images, labels
+
+
+def load_cifar(
+    folder: str | Path, variant: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Load CIFAR-10 or CIFAR-100 from the extracted python-pickle folder.
+
+    `variant` is ``"cifar10"`` or ``"cifar100"``; returns uint8 images (N, 3, 32, 32) and int64
+    labels for the official train and test sets, train batches concatenated in file order.
+    """
+    train_names, test_name, label_key = CIFAR_FILES[variant]
+    folder = Path(folder)
+    parts = [_read_cifar_pickle(folder / name, label_key) for name in train_names]
+    x_train = np.concatenate([p[0] for p in parts])
+    y_train = np.concatenate([p[1] for p in parts])
+    x_test, y_test = _read_cifar_pickle(folder / test_name, label_key)
+    return x_train, y_train, x_test, y_test
+
+
+def _read_svhn_mat(path: Path) -> tuple[np.ndarray, np.ndarray]:
+    """Read one SVHN .mat file into (N, 3, 32, 32) uint8 images and labels in 0..9."""
+    from scipy.io import loadmat
+
+    mat = loadmat(str(path))
+    images = np.ascontiguousarray(np.transpose(mat["X"], (3, 2, 0, 1))).astype(np.uint8)
+    labels = np.asarray(mat["y"], dtype=np.int64).reshape(-1) % 10
+    return images, labels
+
+
+def load_svhn(folder: str | Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Load SVHN's official train and test splits from ``train_32x32.mat``/``test_32x32.mat``."""
+    folder = Path(folder)
+    x_train, y_train = _read_svhn_mat(folder / "train_32x32.mat")
+    x_test, y_test = _read_svhn_mat(folder / "test_32x32.mat")
+    return x_train, y_train, x_test, y_test

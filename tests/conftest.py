@@ -1,0 +1,62 @@
+"""Shared fixtures: the repository root and a throw-away copy of it for workflow runs."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+_NOT_COPIED = {
+    ".venv",
+    ".git",
+    ".snakemake",
+    "results",
+    "data",
+    "logs",
+    "scratch",
+    ".pytest_cache",
+    ".ruff_cache",
+    "__pycache__",
+    "report.html",
+}
+
+
+def copy_repository(dest: Path) -> Path:
+    """Copy the working tree (without produced files) to `dest` and make it a git repository."""
+    shutil.copytree(
+        ROOT,
+        dest,
+        ignore=lambda _dir, names: [
+            n for n in names if n in _NOT_COPIED or n.endswith(".egg-info")
+        ],
+    )
+    git = ["git", "-c", "user.name=test", "-c", "user.email=test@example.org"]
+    subprocess.run([*git, "init", "-q"], cwd=dest, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=dest, check=True)
+    subprocess.run([*git, "commit", "-qm", "copy"], cwd=dest, check=True)
+    return dest
+
+
+def run(
+    cmd: list[str], cwd: Path, check: bool = True, timeout: int = 900
+) -> subprocess.CompletedProcess:
+    """Run a command of the project's virtual environment in `cwd`, capturing its output."""
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}", "HF_HUB_OFFLINE": "1"}
+    result = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    if check and result.returncode != 0:
+        raise AssertionError(
+            f"{' '.join(cmd)} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}"
+        )
+    return result
+
+
+@pytest.fixture
+def repo_copy(tmp_path: Path) -> Path:
+    """A fresh copy of the repository, as a clone would be."""
+    return copy_repository(tmp_path / "repo")

@@ -1,0 +1,21 @@
+import yaml
+
+from reprolab import dvc_export
+from reprolab.core.params import load_yaml
+from tests.conftest import ROOT
+
+
+def test_committed_dvc_yaml_matches_a_fresh_export():
+    fresh = dvc_export.render(load_yaml(ROOT / "params.yaml"), ROOT)
+    assert (ROOT / "dvc.yaml").read_text() == fresh, "dvc.yaml is stale: run `reprolab dvc-export`"
+
+
+def test_stage_covers_code_params_and_contract_outputs():
+    stages = yaml.safe_load(dvc_export.render(load_yaml(ROOT / "params.yaml"), ROOT))["stages"]
+    ndfa = stages["ndfa"]
+    assert ndfa["cmd"] == "snakemake --cores all ndfa"
+    assert "workflow/scripts/ndfa_train.py" in ndfa["deps"]
+    assert "workflow/notebooks/ndfa.ipynb" in ndfa["deps"]
+    assert {"scale", "seeds", "ndfa"} <= set(ndfa["params"])
+    assert "results/ndfa/claims.json" in ndfa["outs"] and "data/ndfa" in ndfa["outs"]
+    assert "results/ndfa/table.csv" in stages["index"]["deps"]

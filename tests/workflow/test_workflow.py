@@ -1,0 +1,117 @@
+"""The workflow itself, run for real at `ci` scale in a fresh copy of the repository."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from reprolab.core.layout import CONTRACT_FILES
+from tests.conftest import BIN, run
+
+pytestmark = pytest.mark.integration
+CI = ["--config", "scale=ci"]
+HASHED = (
+    "table.csv",
+    "table.md",
+    "table.tex",
+    "claims.json",
+    "metrics.json",
+    "report.ipynb",
+    "report.html",
+)
+
+
+def hashes(repo: Path) -> dict[str, str]:
+    """sha256 of every table, claims, metrics, report and run file of the ndfa study."""
+    root = repo / "results" / "ndfa"
+    files = [root / name for name in HASHED] + sorted((root / "runs").rglob("*.*"))
+    files += sorted((repo / "data" / "ndfa").rglob("*.h5"))
+    return {str(f.relative_to(repo)): hashlib.sha256(f.read_bytes()).hexdigest() for f in files}
+
+
+def test_dry_runs_local_and_slurm(repo_copy: Path):
+    local = run(["snakemake", "-n", "all"], repo_copy)
+    assert "ndfa_train" in local.stdout
+    slurm = run(["snakemake", "--profile", "slurm", "-n", "all"], repo_copy)
+    assert "ndfa_train" in slurm.stdout
+
+
+@pytest.mark.parametrize(
+    "override, expected",
+    [
+        (["scale=huge"], "scale"),
+        (["studies=[ndfa,nope]"], "known ids are ['ndfa']"),
+        (["threads=0"], "threads"),
+    ],
+)
+def test_bad_config_stops_before_any_job(repo_copy: Path, override: list[str], expected: str):
+    result = run(
+        ["snakemake", "--cores", "1", "all", "--config", *override], repo_copy, check=False
+    )
+    assert result.returncode != 0
+    assert expected in result.stdout + result.stderr
+    assert not (repo_copy / "results").exists()
+
+
+@pytest.mark.parametrize(
+    "section, key, value, expected",
+    [
+        ("train", "lr", -0.001, "['ndfa']['train']['lr']"),
+        ("surrogate", "typo", 1, "'typo' was unexpected"),
+    ],
+)
+def test_bad_params_file_names_the_key(repo_copy: Path, section, key, value, expected):
+    params = yaml.safe_load((repo_copy / "params.yaml").read_text())
+    params["ndfa"][section][key] = value
+    (repo_copy / "params.yaml").write_text(yaml.safe_dump(params))
+    result = run(["snakemake", "-n", "all"], repo_copy, check=False)
+    assert result.returncode != 0
+    assert expected in result.stdout + result.stderr
+
+
+def test_ci_workflow_is_byte_identical_and_survives_a_kill(repo_copy: Path):
+    run(["snakemake", "--cores", "2", "all", *CI], repo_copy)
+    first = hashes(repo_copy)
+    for name in CONTRACT_FILES:
+        assert (repo_copy / "results/ndfa" / name).is_file(), name
+    assert "ndfa" in (repo_copy / "results/index.html").read_text()
+    run(["snakemake", "--cores", "2", "all", "--forceall", *CI], repo_copy)
+    assert hashes(repo_copy) == first
+
+    # Kill the whole run while training jobs are writing, then rerun: no partial outputs remain.
+    started = time.time()
+    proc = subprocess.Popen(
+        [str(BIN / "snakemake"), "--cores", "2", "all", "--forceall", *CI],
+        cwd=repo_copy,
+        env={**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    runs = repo_copy / "results/ndfa/runs"
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        finished = [p for p in runs.rglob("metrics.json") if p.stat().st_mtime > started]
+        if len(finished) >= 3:
+            break
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    for metrics in runs.rglob("metrics.json"):
+        assert metrics.read_text().endswith("}\n"), metrics
+        assert (metrics.parent / "curves.h5").is_file(), metrics
+    run(["snakemake", "--cores", "2", "all", *CI], repo_copy)
+    assert hashes(repo_copy) == first
+
+
+def test_snakemake_report(repo_copy: Path):
+    run(["snakemake", "--cores", "2", "ndfa", *CI], repo_copy)
+    run(["snakemake", "--report", "report.html", *CI], repo_copy)
+    assert (repo_copy / "report.html").stat().st_size > 10_000

@@ -1,0 +1,20 @@
+# Shared helpers for the study files: parameter access (one merge of base + scale override),
+# the job seeds and the thread count per job. Functions only.
+from reprolab.core.layout import CONTRACT_FILES, known_studies
+from reprolab.core.params import check_config, merged_top_level, study_params
+
+check_config(config, "workflow/schemas/params.schema.yaml", known_studies())
+TOP = merged_top_level(config)
+SEEDS = TOP["seeds"]
+THREADS = TOP["threads"]
+SCALE = config["scale"]
+
+
+def section(study):
+    """The study's params at the active scale."""
+    return study_params(config, study)
+
+
+def contract_outputs(study):
+    """The result files every study writes (the study contract in DESIGN.md)."""
+    return [f"results/{study}/{name}" for name in CONTRACT_FILES]

@@ -1,0 +1,21 @@
+# results/index.html gathers the table and claim checks of every study in `studies`.
+
+
+rule index:
+    input:
+        contract=[contract_outputs(study) for study in config["studies"]],
+    output:
+        html="results/index.html",
+    log:
+        "logs/index.log",
+    conda:
+        "../../envs/report.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        studies=config["studies"],
+        scale=SCALE,
+    script:
+        "../scripts/index.py"

@@ -1,0 +1,12 @@
+"""Rule glue: execute a study's notebook template with papermill and convert it to HTML."""
+
+from reprolab.core.progress import job_log
+from reprolab.core.report import render_report
+
+with job_log(snakemake.log[0]):
+    render_report(
+        snakemake.input.notebook,
+        snakemake.output.notebook,
+        snakemake.output.html,
+        parameters=dict(snakemake.params.parameters),
+    )
