@@ -107,6 +107,8 @@ def test_ci_workflow_is_byte_identical_and_survives_a_kill(repo_copy: Path):
     for metrics in runs.rglob("metrics.json"):
         assert metrics.read_text().endswith("}\n"), metrics
         assert (metrics.parent / "curves.h5").is_file(), metrics
+    # SIGKILL (power loss, scheduler kill) leaves Snakemake's lock behind: unlock, then rerun.
+    run(["snakemake", "--unlock", *CI], repo_copy)
     run(["snakemake", "--cores", "2", "all", *CI], repo_copy)
     assert hashes(repo_copy) == first
 

@@ -9,8 +9,16 @@ from scipy.io import savemat
 
 from reprolab.studies.ndfa.data import load_task
 
-TEACHER = {"dataset": "teacher", "n_train": 50, "n_test": 20, "n_features": 5, "n_classes": 4,
-           "teacher_hidden": [8], "teacher_gain": 1.0, "teacher_seed": 0}
+TEACHER = {
+    "dataset": "teacher",
+    "n_train": 50,
+    "n_test": 20,
+    "n_features": 5,
+    "n_classes": 4,
+    "teacher_hidden": [8],
+    "teacher_gain": 1.0,
+    "teacher_seed": 0,
+}
 
 
 def _write_cifar(path, n: int, label_key: bytes, rng) -> tuple[np.ndarray, list[int]]:

@@ -13,8 +13,11 @@ SURROGATE = {"width": 6, "lr": 1e-3, "target": "logits", "jvp_weight": 0.0, "ski
 
 
 def test_resnet18_layout():
-    net = build_network({"arch": "resnet", "widths": [64, 128, 256, 512],
-                         "blocks_per_stage": [2, 2, 2, 2]}, (3, 32, 32), 10)
+    net = build_network(
+        {"arch": "resnet", "widths": [64, 128, 256, 512], "blocks_per_stage": [2, 2, 2, 2]},
+        (3, 32, 32),
+        10,
+    )
     shapes = [tuple(h.shape[1:]) for h in net.hidden(torch.zeros(1, 3, 32, 32), False)]
     assert len(net.blocks) == 8
     assert shapes[0] == (64, 32, 32) and shapes[-1] == (512, 4, 4)

@@ -8,12 +8,32 @@ import pytest
 from reprolab.studies.ndfa.data import load_task
 from reprolab.studies.ndfa.train import METHODS, train_run
 
-TASK = {"dataset": "teacher", "arch": "mlp", "hidden": [8, 8, 8], "activation": "tanh",
-        "n_train": 96, "n_test": 32, "n_features": 6, "n_classes": 4, "teacher_hidden": [8],
-        "teacher_gain": 1.0, "teacher_seed": 0}
-TRAIN = {"epochs": 2, "batch_size": 32, "lr": 3e-3, "optimizer": "adam", "weight_decay": 0.0,
-         "momentum": 0.0, "schedule": "constant", "align_batch": 32, "eval_batch_size": 64,
-         "augment": False, "device": "cpu"}
+TASK = {
+    "dataset": "teacher",
+    "arch": "mlp",
+    "hidden": [8, 8, 8],
+    "activation": "tanh",
+    "n_train": 96,
+    "n_test": 32,
+    "n_features": 6,
+    "n_classes": 4,
+    "teacher_hidden": [8],
+    "teacher_gain": 1.0,
+    "teacher_seed": 0,
+    "augment": "none",
+}
+TRAIN = {
+    "epochs": 2,
+    "batch_size": 32,
+    "lr": 3e-3,
+    "optimizer": "adam",
+    "weight_decay": 0.0,
+    "momentum": 0.0,
+    "schedule": "constant",
+    "align_batch": 32,
+    "eval_batch_size": 64,
+    "device": "cpu",
+}
 SURROGATE = {"width": 8, "lr": 1e-3, "target": "softmax", "jvp_weight": 0.0, "skip": True}
 
 
@@ -26,7 +46,7 @@ def test_train_run_is_deterministic(method):
     for key in a.curves:
         assert np.array_equal(a.curves[key], b.curves[key])
     assert {"test_accuracy", "train_accuracy", "final_loss", "mean_alignment"} <= set(a.metrics)
-    assert [f"alignment_layer{l}" for l in (1, 2, 3)] == sorted(
+    assert [f"alignment_layer{i}" for i in (1, 2, 3)] == sorted(
         k for k in a.metrics if k.startswith("alignment_layer")
     )
     assert a.curves["alignment"].shape == (2, 3) and a.curves["epoch"].tolist() == [1, 2]
@@ -52,10 +72,15 @@ def test_tiny_resnet_with_augmentation_runs():
     rng = np.random.default_rng(0)
     from reprolab.studies.ndfa.data import Split
 
-    split = Split(rng.standard_normal((16, 3, 8, 8)).astype(np.float32), rng.integers(0, 3, 16),
-                  rng.standard_normal((8, 3, 8, 8)).astype(np.float32), rng.integers(0, 3, 8),
-                  3, (3, 8, 8))
-    task = {"arch": "resnet", "widths": [4, 8], "blocks_per_stage": [1, 1]}
-    train = {**TRAIN, "epochs": 1, "batch_size": 8, "align_batch": 8, "augment": True}
+    split = Split(
+        rng.standard_normal((16, 3, 8, 8)).astype(np.float32),
+        rng.integers(0, 3, 16),
+        rng.standard_normal((8, 3, 8, 8)).astype(np.float32),
+        rng.integers(0, 3, 8),
+        3,
+        (3, 8, 8),
+    )
+    task = {"arch": "resnet", "widths": [4, 8], "blocks_per_stage": [1, 1], "augment": "crop_flip"}
+    train = {**TRAIN, "epochs": 1, "batch_size": 8, "align_batch": 8}
     res = train_run(task, "ndfa", train, SURROGATE, split, 0, 1, progress=False)
     assert res.curves["alignment"].shape == (1, 2)

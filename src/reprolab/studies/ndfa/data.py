@@ -93,13 +93,20 @@ def _images(task: dict, seed: int) -> Split:
         x_tr, y_tr, x_te, y_te = load_svhn(task["root"])
     else:
         x_tr, y_tr, x_te, y_te = load_cifar(task["root"], name)
-    x_tr, x_te = _standardise(x_tr.astype(np.float32) / 255, x_te.astype(np.float32) / 255, (0, 2, 3))
+    x_tr, x_te = _standardise(
+        x_tr.astype(np.float32) / 255, x_te.astype(np.float32) / 255, (0, 2, 3)
+    )
     n_classes = 100 if name == "cifar100" else 10
     return Split(x_tr, y_tr, x_te, y_te, n_classes, (3, 32, 32))
 
 
-LOADERS = {"digits": _digits, "teacher": _teacher, "cifar10": _images, "cifar100": _images,
-           "svhn": _images}
+LOADERS = {
+    "digits": _digits,
+    "teacher": _teacher,
+    "cifar10": _images,
+    "cifar100": _images,
+    "svhn": _images,
+}
 
 
 def load_task(task: dict, seed: int) -> Split:

@@ -63,7 +63,9 @@ class NonlinearSurrogate(nn.Module):
     B_l, so NDFA starts exactly as DFA and can only add nonlinear structure by learning.
     """
 
-    def __init__(self, shape: tuple[int, ...], n_classes: int, width: int, skip: torch.Tensor | None):
+    def __init__(
+        self, shape: tuple[int, ...], n_classes: int, width: int, skip: torch.Tensor | None
+    ):
         super().__init__()
         if len(shape) == 1:
             self.branch = nn.Sequential(nn.Linear(shape[0], width), nn.Tanh())
@@ -134,13 +136,17 @@ class LearnedFeedback(DirectFeedback):
         grads = torch.autograd.grad(outs, leaves, grad_outputs=[e.detach()] * len(outs))
         return list(grads)
 
-    def _fit_loss(self, out: torch.Tensor, logits: torch.Tensor) -> torch.Tensor:
-        """Local loss pulling g_l(h_l) towards the network's logits ŷ (detached)."""
+    def _fit_loss(self, outs: list[torch.Tensor], logits: torch.Tensor) -> torch.Tensor:
+        """Sum over layers of the local loss pulling g_l(h_l) towards the logits ŷ (detached).
+
+        The layers are stacked into one tensor so the loss costs a few ops, not a few per layer.
+        """
+        stacked = torch.stack(outs)
+        target = logits.detach().expand_as(stacked)
         if self.target == "logits":
-            return F.mse_loss(out, logits, reduction="sum") / out.shape[0]
-        return F.kl_div(
-            F.log_softmax(out, 1), F.log_softmax(logits, 1), log_target=True, reduction="batchmean"
-        )
+            return (stacked - target).square().sum() / logits.shape[0]
+        log_p = F.log_softmax(target, -1)
+        return (log_p.exp() * (log_p - F.log_softmax(stacked, -1))).sum() / logits.shape[0]
 
     def _jvp_loss(self, layer: int, h: torch.Tensor, net: BlockNet) -> torch.Tensor:
         """1 − cos(J_g u, J_down u) for a Gaussian probe u, both forward-mode (no backward pass).
@@ -164,8 +170,7 @@ class LearnedFeedback(DirectFeedback):
         grads = torch.autograd.grad(
             outs, leaves, grad_outputs=[e.detach()] * len(outs), retain_graph=True
         )
-        target = logits.detach()
-        loss = sum(self._fit_loss(out, target) for out in outs)
+        loss = self._fit_loss(outs, logits)
         if self.jvp_weight > 0:
             loss = loss + self.jvp_weight * sum(
                 self._jvp_loss(i, h.detach(), net) for i, h in enumerate(hs)

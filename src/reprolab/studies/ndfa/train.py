@@ -49,9 +49,7 @@ def true_hidden_grads(
     return list(grads), logits
 
 
-def step(
-    net: BlockNet, feedback: DirectFeedback | None, x: torch.Tensor, y: torch.Tensor
-) -> float:
+def step(net: BlockNet, feedback: DirectFeedback | None, x: torch.Tensor, y: torch.Tensor) -> float:
     """Accumulate this batch's parameter gradients for the method; return the batch loss."""
     if feedback is None:
         loss = F.cross_entropy(net(x), y)
@@ -87,8 +85,14 @@ def accuracy(net: BlockNet, x: torch.Tensor, y: torch.Tensor, batch_size: int) -
     return correct / len(x)
 
 
-def augment(x: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
-    """Standard CIFAR augmentation: random 4-pixel-padded crop and horizontal flip per image."""
+def augment(x: torch.Tensor, kind: str, generator: torch.Generator) -> torch.Tensor:
+    """Per-image augmentation named by the task: ``none``, ``crop`` or ``crop_flip``.
+
+    ``crop`` is the standard random crop of the 4-pixel zero-padded image; ``crop_flip`` adds a
+    random horizontal flip (CIFAR). SVHN uses ``crop`` only, since flipped digits change meaning.
+    """
+    if kind == "none":
+        return x
     n, _, hgt, wid = x.shape
     padded = F.pad(x, (4, 4, 4, 4))
     dy = torch.randint(0, 9, (n, 1, 1), generator=generator, device=x.device)
@@ -97,6 +101,8 @@ def augment(x: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
     cols = (torch.arange(wid, device=x.device).view(1, 1, wid) + dx).expand(n, hgt, wid)
     idx = torch.arange(n, device=x.device).view(n, 1, 1).expand(n, hgt, wid)
     out = padded.permute(0, 2, 3, 1)[idx, rows, cols].permute(0, 3, 1, 2)
+    if kind == "crop":
+        return out
     flip = torch.rand(n, generator=generator, device=x.device) < 0.5
     return torch.where(flip.view(n, 1, 1, 1), out.flip(3), out)
 
@@ -104,7 +110,9 @@ def augment(x: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
 def make_optimizer(params, train: dict) -> torch.optim.Optimizer:
     """The main network's optimiser, identical for every method (``adam`` or ``sgd``)."""
     if train["optimizer"] == "adam":
-        return torch.optim.Adam(params, lr=train["lr"], weight_decay=train["weight_decay"], foreach=True)
+        return torch.optim.Adam(
+            params, lr=train["lr"], weight_decay=train["weight_decay"], foreach=True
+        )
     return torch.optim.SGD(
         params, lr=train["lr"], momentum=train["momentum"], weight_decay=train["weight_decay"]
     )
@@ -142,6 +150,7 @@ def train_run(
     y_tr = torch.from_numpy(split.y_train).to(device)
     x_te = torch.from_numpy(split.X_test).to(device)
     y_te = torch.from_numpy(split.y_test).to(device)
+    net.eval()  # shape probe must not touch BatchNorm running statistics
     with torch.no_grad():
         shapes = [tuple(h.shape[1:]) for h in net.hidden(x_tr[:2], detach_inputs=False)]
     generator = torch.Generator(device=device).manual_seed(derive_seed(seed, "ndfa", "feedback"))
@@ -164,7 +173,7 @@ def train_run(
         losses = []
         for i in range(0, len(perm) - batch + 1, batch):
             idx = perm[i : i + batch]
-            xb = augment(x_tr[idx], generator) if train["augment"] else x_tr[idx]
+            xb = augment(x_tr[idx], task["augment"], generator)
             for opt in optimizers:
                 opt.zero_grad(set_to_none=True)
             losses.append(step(net, feedback, xb, y_tr[idx]))
@@ -182,7 +191,7 @@ def train_run(
         "train_accuracy": accuracy(net, x_tr, y_tr, train["eval_batch_size"]),
         "final_loss": curves["train_loss"][-1],
         "mean_alignment": float(np.mean(final_align)),
-        **{f"alignment_layer{l}": a for l, a in enumerate(final_align, start=1)},
+        **{f"alignment_layer{i}": a for i, a in enumerate(final_align, start=1)},
     }
     return RunResult(
         metrics=metrics,
