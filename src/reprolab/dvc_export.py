@@ -54,7 +54,7 @@ def study_stage(study: str, root: Path) -> dict[str, Any]:
         "deps": sorted(set(deps)),
         "params": [*GLOBAL_PARAMS, study],
         "outs": outs,
-        "metrics": [{str(results / "metrics.json"): {"cache": False}}],
+        "metrics": [str(results / "metrics.json")],
     }
 
 

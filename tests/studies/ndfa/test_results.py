@@ -36,12 +36,8 @@ def test_table_claims_and_metrics_from_runs(tmp_path: Path):
     table = (tmp_path / "table.md").read_text()
     assert "| ndfa | 91.00 ± 1.00 | 5.00 ± 1.00 |" in table
     claims = read_json(tmp_path / "claims.json")["claims"]
-    assert [c["holds"] for c in claims] == [
-        True,
-        True,
-        False,
-        True,
-    ]  # constant alignment: no t-test
+    # a constant positive alignment difference counts as significant (zero-variance case)
+    assert [c["holds"] for c in claims] == [True, True, True, True]
     metrics = read_json(tmp_path / "metrics.json")
     assert metrics["toy"]["dfa"]["test_accuracy"]["per_seed"] == [0.8, 0.81, 0.79]
 
