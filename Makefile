@@ -37,6 +37,7 @@ dvc-yaml: install
 
 benchmark: install
 	python benchmarks/pipeline_overhead.py
+	python benchmarks/wsi_tiling.py
 
 clean:
 	rm -rf results data/ndfa logs .snakemake

@@ -12,6 +12,7 @@ validate(config, "workflow/schemas/params.schema.yaml")
 
 
 include: "workflow/rules/common.smk"
+include: "workflow/rules/wsi.smk"
 
 
 for study in config["studies"]:

@@ -19,3 +19,13 @@ def test_stage_covers_code_params_and_contract_outputs():
     assert {"scale", "seeds", "ndfa"} <= set(ndfa["params"])
     assert "results/ndfa/claims.json" in ndfa["outs"] and "data/ndfa" in ndfa["outs"]
     assert "results/ndfa/table.csv" in stages["index"]["deps"]
+
+
+def test_a_study_that_reads_slides_depends_on_the_wsi_stage():
+    stages = yaml.safe_load(dvc_export.render(load_yaml(ROOT / "params.yaml"), ROOT))["stages"]
+    wsi = stages["wsi"]
+    assert wsi["cmd"] == "snakemake --cores all wsi"
+    assert "src/reprolab/preprocess/wsi" in wsi["deps"] and "wsi" in wsi["params"]
+    assert wsi["outs"] == ["data/raw/wsi", "data/wsi"]
+    assert "data/wsi" in stages["ssg"]["deps"] and "data/wsi" not in stages["ndfa"]["deps"]
+    assert list(stages).index("wsi") < list(stages).index("ssg")

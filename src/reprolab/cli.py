@@ -15,6 +15,7 @@ from reprolab import dvc_export
 from reprolab.core.io import write_text
 from reprolab.core.layout import known_studies
 from reprolab.core.params import ParamsError, check_config, load_yaml
+from reprolab.preprocess.wsi import features_command, tile_command
 
 SCHEMA = Path("workflow/schemas/params.schema.yaml")
 
@@ -70,6 +71,10 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--output", default="dvc.yaml")
     export.add_argument("--check", action="store_true", help="only compare with the existing file")
     export.set_defaults(func=cmd_dvc_export)
+    wsi = sub.add_parser("wsi", help="whole-slide images: tile slides, embed their tiles")
+    wsi_sub = wsi.add_subparsers(dest="wsi_command", required=True)
+    tile_command.add_parser(wsi_sub)
+    features_command.add_parser(wsi_sub)
     return parser
 
 

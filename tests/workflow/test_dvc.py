@@ -18,13 +18,20 @@ DETERMINISTIC = (
     "results/ndfa/claims.json",
     "results/ndfa/metrics.json",
     "data/ndfa",
+    "results/ssg/table.csv",
+    "results/ssg/table.md",
+    "results/ssg/table.tex",
+    "results/ssg/claims.json",
+    "results/ssg/metrics.json",
+    "data/raw/wsi",
+    "data/wsi",
 )
 
 
 def out_hashes(lock_file: Path) -> dict[str, str]:
-    """md5 of each output of the ndfa stage recorded in a dvc.lock."""
-    stage = yaml.safe_load(lock_file.read_text())["stages"]["ndfa"]
-    return {out["path"]: out["md5"] for out in stage["outs"]}
+    """md5 of each output of every stage recorded in a dvc.lock."""
+    stages = yaml.safe_load(lock_file.read_text())["stages"].values()
+    return {out["path"]: out["md5"] for stage in stages for out in stage.get("outs", [])}
 
 
 def test_exp_run_at_ci_scale_then_status_is_clean_and_snakemake_agrees(repo_copy: Path):

@@ -29,25 +29,33 @@ HASHED = (
 
 
 def hashes(repo: Path) -> dict[str, str]:
-    """sha256 of every table, claims, metrics, report and run file of the ndfa study."""
-    root = repo / "results" / "ndfa"
-    files = [root / name for name in HASHED] + sorted((root / "runs").rglob("*.*"))
+    """sha256 of every table, claims, metrics, report and run file of the studies, and of every
+    file the wsi family made (slides, truth, coords, QC images, features, process lists).
+    A run's timing.json (wall-clock seconds) is the one output allowed to differ."""
+    files = []
+    for study in ("ndfa", "ssg"):
+        root = repo / "results" / study
+        files += [root / name for name in HASHED] + sorted((root / "runs").rglob("*.*"))
     files += sorted((repo / "data" / "ndfa").rglob("*.h5"))
+    files += sorted(p for p in (repo / "data").glob("**/wsi/**/*") if p.is_file())
+    files = [f for f in files if f.name != "timing.json"]
     return {str(f.relative_to(repo)): hashlib.sha256(f.read_bytes()).hexdigest() for f in files}
 
 
 def test_dry_runs_local_and_slurm(repo_copy: Path):
     local = run(["snakemake", "-n", "all"], repo_copy)
-    assert "ndfa_train" in local.stdout
+    for rule in ("ndfa_train", "wsi_tile", "wsi_features", "ssg_train"):
+        assert rule in local.stdout
     slurm = run(["snakemake", "--profile", "slurm", "-n", "all"], repo_copy)
-    assert "ndfa_train" in slurm.stdout
+    for rule in ("ndfa_train", "wsi_tile", "wsi_features", "ssg_train"):
+        assert rule in slurm.stdout
 
 
 @pytest.mark.parametrize(
     "override, expected",
     [
         (["scale=huge"], "scale"),
-        (["studies=[ndfa,nope]"], "known ids are ['ndfa']"),
+        (["studies=[ndfa,nope]"], "known ids are ['ndfa', 'ssg']"),
         (["threads=0"], "threads"),
     ],
 )
@@ -79,9 +87,11 @@ def test_bad_params_file_names_the_key(repo_copy: Path, section, key, value, exp
 def test_ci_workflow_is_byte_identical_and_survives_a_kill(repo_copy: Path):
     run(["snakemake", "--cores", "2", "all", *CI], repo_copy)
     first = hashes(repo_copy)
-    for name in CONTRACT_FILES:
-        assert (repo_copy / "results/ndfa" / name).is_file(), name
-    assert "ndfa" in (repo_copy / "results/index.html").read_text()
+    for study in ("ndfa", "ssg"):
+        for name in CONTRACT_FILES:
+            assert (repo_copy / "results" / study / name).is_file(), f"{study}/{name}"
+        assert study in (repo_copy / "results/index.html").read_text()
+    assert any((repo_copy / "data/wsi/synthetic/features").glob("*.h5"))
     run(["snakemake", "--cores", "2", "all", "--forceall", *CI], repo_copy)
     assert hashes(repo_copy) == first
 

@@ -11,8 +11,12 @@ from __future__ import annotations
 import hashlib
 import os
 import random
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import torch
 
 
 def derive_seed(global_seed: int, *parts: object) -> int:
@@ -37,3 +41,12 @@ def seed_everything(seed: int, threads: int) -> np.random.Generator:
     torch.set_num_threads(threads)
     torch.use_deterministic_algorithms(True)
     return np.random.default_rng(seed)
+
+
+def resolve_device(name: str) -> torch.device:
+    """The torch device a params value names: ``auto`` → CUDA when present, else CPU."""
+    import torch
+
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(name)

@@ -80,9 +80,16 @@ def read_json(path: str | Path) -> Any:
 
 
 def write_h5(
-    path: str | Path, arrays: Mapping[str, np.ndarray], attrs: Mapping[str, Any] | None = None
+    path: str | Path,
+    arrays: Mapping[str, np.ndarray],
+    attrs: Mapping[str, Any] | None = None,
+    dataset_attrs: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> None:
-    """Write named arrays (and root attributes) to an HDF5 file with no timestamps, atomically."""
+    """Write named arrays to an HDF5 file with no timestamps, atomically.
+
+    `attrs` go on the file root; `dataset_attrs` maps a dataset name to the attributes set on
+    that dataset (where CLAM and TRIDENT keep the attributes of their `coords`).
+    """
     import h5py
 
     with atomic_path(path) as tmp:
@@ -90,7 +97,11 @@ def write_h5(
             for key, value in (attrs or {}).items():
                 handle.attrs[key] = value
             for name in sorted(arrays):
-                handle.create_dataset(name, data=np.asarray(arrays[name]), track_times=False)
+                dataset = handle.create_dataset(
+                    name, data=np.asarray(arrays[name]), track_times=False
+                )
+                for key, value in (dataset_attrs or {}).get(name, {}).items():
+                    dataset.attrs[key] = value
 
 
 def read_h5(path: str | Path) -> dict[str, np.ndarray]:

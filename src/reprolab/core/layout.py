@@ -5,6 +5,7 @@ from __future__ import annotations
 import pkgutil
 from pathlib import Path
 
+import reprolab.preprocess
 import reprolab.studies
 
 CONTRACT_FILES = (
@@ -25,6 +26,11 @@ INDEX = Path("results/index.html")
 def known_studies() -> list[str]:
     """Ids of the study packages under reprolab.studies, sorted."""
     return sorted(m.name for m in pkgutil.iter_modules(reprolab.studies.__path__) if m.ispkg)
+
+
+def known_families() -> list[str]:
+    """Names of the preprocessing families under reprolab.preprocess (wsi, video, ...), sorted."""
+    return sorted(m.name for m in pkgutil.iter_modules(reprolab.preprocess.__path__) if m.ispkg)
 
 
 def results_dir(study: str) -> Path:

@@ -18,6 +18,8 @@ from typing import Any
 import jsonschema
 import yaml
 
+from reprolab.core.layout import known_families
+
 SCALES = ("ci", "smoke", "paper")
 
 
@@ -79,7 +81,8 @@ def check_config(
 
     Snakemake's validate() has already checked the file as written against the schema; this adds
     what a schema cannot say: every id in `studies` must be a known study, and every scale's
-    overrides, once merged into the base, must again satisfy the schema (so an override with an
+    overrides of a study or preprocessing-family section, once merged into the base, must again
+    satisfy the schema (so an override with an
     unknown key or an out-of-range value is caught too, naming the scale and the key).
     """
     known = sorted(known_studies)
@@ -92,8 +95,8 @@ def check_config(
     for scale in SCALES:
         scaled = {**config, "scale": scale}
         merged = merged_top_level(scaled)
-        for study in config["studies"]:
-            merged[study] = study_params(scaled, study)
+        for section in [*config["studies"], *(f for f in known_families() if f in config)]:
+            merged[section] = study_params(scaled, section)
         _check_schema(merged, _merged_schema(schema), where=f"params at scale '{scale}'")
 
 

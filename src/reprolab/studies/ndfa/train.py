@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from reprolab.core.determinism import derive_seed, seed_everything
+from reprolab.core.determinism import derive_seed, resolve_device, seed_everything
 from reprolab.studies.ndfa.data import Split
 from reprolab.studies.ndfa.feedback import METHODS, DirectFeedback, alignment, build_feedback
 from reprolab.studies.ndfa.models import BlockNet, build_network
@@ -116,13 +116,6 @@ def make_optimizer(params, train: dict) -> torch.optim.Optimizer:
     return torch.optim.SGD(
         params, lr=train["lr"], momentum=train["momentum"], weight_decay=train["weight_decay"]
     )
-
-
-def resolve_device(name: str) -> torch.device:
-    """``auto`` → CUDA when present, else CPU; any other value is used as given."""
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(name)
 
 
 def train_run(

@@ -1,0 +1,1 @@
+"""Preprocessing families: one package per kind of raw data (slides, videos, streams)."""

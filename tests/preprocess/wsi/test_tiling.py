@@ -1,0 +1,166 @@
+"""`tile_slides` end to end on real slide files: statuses, outputs, reruns, determinism."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+
+import h5py
+import numpy as np
+import openslide
+import pandas as pd
+import pytest
+
+from reprolab.preprocess.wsi import tile_check
+from reprolab.preprocess.wsi.coords_h5 import read_coords
+from reprolab.preprocess.wsi.reader import read_patch
+from reprolab.preprocess.wsi.tiling import COLUMNS, TilingOptions, tile_slides
+from tests.preprocess.wsi.conftest import tissue_image, zero_tile
+
+IMAGE = tissue_image(2048, strong=True, faint=True)
+BLANK = tissue_image(2048, strong=False)
+FAST = TilingOptions(patch_size=128)
+
+
+def rows(frame: pd.DataFrame) -> dict[str, dict]:
+    return {row["slide"]: row for row in frame.to_dict("records")}
+
+
+def test_bad_inputs_get_a_status_while_the_others_are_tiled(tmp_path, make_slide):
+    slides = tmp_path / "slides"
+    make_slide("good.svs", IMAGE)
+    make_slide("gewebe_ü_测试.svs", IMAGE)
+    make_slide("blank.svs", BLANK)
+    zero_tile(make_slide("zeroed.svs", IMAGE), 512, 512)
+    truncated = make_slide("truncated.svs", IMAGE)
+    truncated.write_bytes(truncated.read_bytes()[: truncated.stat().st_size * 9 // 10])
+    (slides / "empty.svs").write_bytes(b"")
+    (slides / "notes.tiff").write_text("not a slide\n")
+    (slides / "README.txt").write_text("ignored: not a slide suffix\n")
+    make_slide("dpi72.tiff", IMAGE, resolution_mpp=25400 / 72, resolution_unit="inch")
+    frame = tile_slides(slides, tmp_path / "out", FAST, workers=2, show_progress=False)
+
+    assert list(frame.columns) == COLUMNS
+    assert list(frame["slide"]) == sorted(frame["slide"]) and "README.txt" not in set(frame.slide)
+    got = rows(frame)
+    assert got["good.svs"]["status"] == "processed" and got["good.svs"]["n_patches"] > 20
+    assert got["gewebe_ü_测试.svs"]["status"] == "processed"
+    assert got["gewebe_ü_测试.svs"]["n_patches"] == got["good.svs"]["n_patches"]
+    assert got["blank.svs"]["status"] == "no_tissue"
+    assert got["zeroed.svs"]["status"] == "failed_read"
+    assert (
+        "zeroed.svs" in got["zeroed.svs"]["error"] and "x=512 y=512" in got["zeroed.svs"]["error"]
+    )
+    assert got["truncated.svs"]["status"] in {"failed_open", "failed_read"}
+    assert got["empty.svs"]["status"] == "failed_open"
+    assert (
+        got["notes.tiff"]["status"] == "failed_open" and "notes.tiff" in got["notes.tiff"]["error"]
+    )
+    assert got["dpi72.tiff"]["status"] == "bad_mpp"
+    assert "352.778" in got["dpi72.tiff"]["error"] and "slide,mpp" in got["dpi72.tiff"]["error"]
+    for name, row in got.items():
+        assert bool(row["error"] == row["error"] and row["error"]) == (
+            row["status"] not in {"processed", "no_tissue"}
+        ), name
+
+    out = tmp_path / "out"
+    assert (out / "patches" / "gewebe_ü_测试.h5").is_file()
+    assert (out / "qc" / "good.png").stat().st_size > 1000
+    blank, _ = read_coords(out / "patches" / "blank.h5")
+    assert blank.shape == (0, 2) and blank.dtype == np.int64
+    assert not (out / "patches" / "zeroed.h5").exists()
+    assert pd.read_csv(out / "process_list.csv").shape == (len(frame), len(COLUMNS))
+
+    # A rerun with the override tiles the 72-dpi slide and skips what was already done.
+    (tmp_path / "mpp.csv").write_text("slide,mpp\ndpi72,0.5\n")
+    good_h5 = out / "patches" / "good.h5"
+    before = good_h5.stat().st_mtime_ns
+    options = TilingOptions(patch_size=128, mpp_override=str(tmp_path / "mpp.csv"))
+    again = rows(tile_slides(slides, out, options, workers=1, show_progress=False))
+    assert again["dpi72.tiff"]["status"] == "processed"
+    assert again["dpi72.tiff"]["mpp_source"] == "override"
+    assert again["dpi72.tiff"]["n_patches"] == got["good.svs"]["n_patches"]
+    assert good_h5.stat().st_mtime_ns == before
+    assert again["good.svs"]["n_patches"] == got["good.svs"]["n_patches"]
+    changed = rows(tile_slides(slides, out, TilingOptions(patch_size=64), show_progress=False))
+    assert good_h5.stat().st_mtime_ns != before
+    assert changed["good.svs"]["n_patches"] > got["good.svs"]["n_patches"]
+
+
+def test_coords_file_reads_like_clam_and_trident(tmp_path, make_slide):
+    """CLAM's Whole_Slide_Bag_FP: f['coords'], attrs patch_level/patch_size, read_region."""
+    path = make_slide("pyr.svs", IMAGE, mpp=0.25, level_factor=2, min_level_size=256)
+    tile_slides(path.parent, tmp_path / "out", FAST, show_progress=False)
+    with h5py.File(tmp_path / "out" / "patches" / "pyr.h5", "r") as f:
+        coords = f["coords"][:]
+        attrs = dict(f["coords"].attrs)
+        patch_level = f["coords"].attrs["patch_level"]
+        patch_size = f["coords"].attrs["patch_size"]
+    assert coords.dtype == np.int64 and coords.shape[1] == 2 and len(coords) >= 4
+    assert (patch_level, patch_size, attrs["patch_size_level0"]) == (1, 128, 256)
+    for key in ("downsample", "downsampled_level_dim", "level_dim", "name", "save_path"):
+        assert key in attrs
+    assert attrs["name"] == "pyr" and attrs["mpp"] == pytest.approx(0.25)
+    assert attrs["target_mpp"] == 0.5 and attrs["overlap"] == 0
+    # TRIDENT: patch_size * level0_magnification / target_magnification = size at level 0.
+    trident = attrs["patch_size"] * attrs["level0_magnification"] / attrs["target_magnification"]
+    assert round(trident) == attrs["patch_size_level0"]
+    with openslide.OpenSlide(path) as wsi:
+        for x, y in coords[:: max(1, len(coords) // 5)]:
+            clam = np.asarray(wsi.read_region((int(x), int(y)), patch_level, (patch_size,) * 2))
+            ours = read_patch(path, x, y, int(attrs["patch_size_level0"]), int(patch_size))
+            np.testing.assert_array_equal(clam[:, :, :3], ours)
+
+
+def test_two_runs_give_identical_bytes(tmp_path, make_slide):
+    make_slide("a.svs", IMAGE)
+    make_slide("b.tiff", IMAGE, mpp=0.4)
+    make_slide("blank.svs", BLANK)
+    slides = tmp_path / "slides"
+    tile_slides(slides, tmp_path / "one", FAST, workers=2, show_progress=False)
+    tile_slides(slides, tmp_path / "two", FAST, workers=1, show_progress=False)
+    files = sorted(p.relative_to(tmp_path / "one") for p in (tmp_path / "one").rglob("*.*"))
+    assert len(files) == 7
+    for name in files:
+        assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()
+
+
+def test_options_are_checked_before_any_slide(tmp_path):
+    with pytest.raises(ValueError, match="--overlap"):
+        tile_slides(tmp_path, tmp_path / "out", TilingOptions(overlap=256))
+    with pytest.raises(ValueError, match="--tissue-threshold"):
+        tile_slides(tmp_path, tmp_path / "out", TilingOptions(tissue_threshold=1.5))
+    with pytest.raises(ValueError, match="not a folder"):
+        tile_slides(tmp_path / "absent", tmp_path / "out")
+
+
+def test_openslide_sdist_fixtures(tmp_path, openslide_fixtures):
+    slides = tmp_path / "slides"
+    slides.mkdir()
+    for name in ("small.svs", "unreadable.svs", "unopenable.tiff", "boxes.tiff", "😐.svs"):
+        shutil.copy(openslide_fixtures / name, slides / name)
+    options = TilingOptions(patch_size=4, target_mpp=0.499, seg_mpp=0.499)
+    got = rows(tile_slides(slides, tmp_path / "out", options, workers=2, show_progress=False))
+    assert got["unreadable.svs"]["status"] == "failed_read"
+    assert got["unopenable.tiff"]["status"] == "failed_open"
+    assert "unopenable.tiff" in got["unopenable.tiff"]["error"]
+    assert got["boxes.tiff"]["status"] == "bad_mpp"
+    assert "352.77" in got["boxes.tiff"]["error"] and "--mpp-override" in got["boxes.tiff"]["error"]
+    assert got["small.svs"]["status"] in {"processed", "no_tissue"}
+    assert got["small.svs"]["mpp"] == pytest.approx(0.499)
+    assert got["😐.svs"]["status"] == got["small.svs"]["status"]
+    assert got["😐.svs"]["n_patches"] == got["small.svs"]["n_patches"]
+
+
+def test_a_killed_worker_does_not_stop_the_batch(tmp_path, make_slide):
+    make_slide("a.svs", IMAGE)
+    make_slide("b.svs", IMAGE)
+    pool = tile_check._pool(2)
+    pool.submit(int, 0).result()
+    for process in list(pool._processes.values()):
+        os.kill(process.pid, signal.SIGKILL)
+    got = rows(tile_slides(tmp_path / "slides", tmp_path / "out", FAST, 2, show_progress=False))
+    assert [row["status"] for row in got.values()] == ["processed", "processed"]
+    assert got["a.svs"]["n_patches"] == got["b.svs"]["n_patches"] > 0
+    assert tile_check._pool(2) is not pool  # the broken pool was replaced

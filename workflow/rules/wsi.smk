@@ -1,0 +1,77 @@
+# Whole-slide images (preprocessing family): per cohort, synthetic slides are generated (smoke
+# and ci scale) or a folder of real slides is named (paper scale); then tissue segmentation and
+# tiling, then tile features from a frozen encoder. Studies read data/wsi/<cohort>/features.
+from reprolab.preprocess.wsi import cohorts as wsi_cohorts
+
+WSI = section("wsi")
+WSI_COHORTS = list(WSI["cohorts"])
+
+
+wildcard_constraints:
+    cohort="|".join(WSI_COHORTS),
+
+
+rule wsi_synthesize:
+    output:
+        slides=directory("data/raw/wsi/{cohort}/slides"),
+        truth=directory("data/raw/wsi/{cohort}/truth"),
+        manifest="data/raw/wsi/{cohort}/manifest.csv",
+    log:
+        "logs/wsi/synthesize/{cohort}.log",
+    conda:
+        "../../envs/wsi.yaml"
+    threads: 1
+    resources:
+        mem_mb=lambda wc, attempt: 4000 * attempt,
+        runtime=lambda wc, attempt: 30 * attempt,
+    params:
+        synth=lambda wc: WSI["cohorts"][wc.cohort]["synthetic"],
+        seed=lambda wc: WSI["cohorts"][wc.cohort]["seed"],
+    script:
+        "../scripts/wsi_synthesize.py"
+
+
+rule wsi_tile:
+    input:
+        unpack(lambda wc: wsi_cohorts.generated_slides(WSI["cohorts"], wc.cohort)),
+    output:
+        tiles=directory("data/wsi/{cohort}/tiles"),
+    log:
+        "logs/wsi/tile/{cohort}.log",
+    conda:
+        "../../envs/wsi.yaml"
+    threads: WSI["workers"]
+    resources:
+        mem_mb=lambda wc, attempt: 4000 * attempt,
+        runtime=lambda wc, attempt: 120 * attempt,
+    params:
+        slides=lambda wc: wsi_cohorts.slides_dir(WSI["cohorts"], wc.cohort),
+        tiling=WSI["tiling"],
+    script:
+        "../scripts/wsi_tile.py"
+
+
+rule wsi_features:
+    input:
+        unpack(lambda wc: wsi_cohorts.generated_slides(WSI["cohorts"], wc.cohort)),
+        tiles="data/wsi/{cohort}/tiles",
+    output:
+        features=directory("data/wsi/{cohort}/features"),
+    log:
+        "logs/wsi/features/{cohort}.log",
+    conda:
+        "../../envs/wsi.yaml"
+    threads: WSI["workers"]
+    resources:
+        mem_mb=lambda wc, attempt: 8000 * attempt,
+        runtime=lambda wc, attempt: 240 * attempt,
+    params:
+        slides=lambda wc: wsi_cohorts.slides_dir(WSI["cohorts"], wc.cohort),
+        features=WSI["features"],
+    script:
+        "../scripts/wsi_features.py"
+
+
+rule wsi:
+    input:
+        expand("data/wsi/{cohort}/features", cohort=WSI_COHORTS),
