@@ -27,14 +27,20 @@ _NOT_COPIED = {
 }
 
 
+def _ignored(folder: str, names: list[str]) -> list[str]:
+    """What a clone would not have: produced files, and DVC's local cache and temp folder."""
+    ignored = [n for n in names if n in _NOT_COPIED or n.endswith(".egg-info")]
+    if Path(folder).name == ".dvc":
+        ignored += [n for n in names if n in ("cache", "tmp")]
+    return ignored
+
+
 def copy_repository(dest: Path) -> Path:
     """Copy the working tree (without produced files) to `dest` and make it a git repository."""
     shutil.copytree(
         ROOT,
         dest,
-        ignore=lambda _dir, names: [
-            n for n in names if n in _NOT_COPIED or n.endswith(".egg-info")
-        ],
+        ignore=_ignored,
     )
     git = ["git", "-c", "user.name=test", "-c", "user.email=test@example.org"]
     subprocess.run([*git, "init", "-q"], cwd=dest, check=True)
