@@ -19,16 +19,15 @@ Wall-clock time is returned apart from the metrics so metrics stay byte-identica
 
 from __future__ import annotations
 
-import sys
 import time
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 import torch.nn.functional as F
-from tqdm import tqdm
 
 from reprolab.core.determinism import derive_seed, resolve_device, seed_everything
+from reprolab.core.progress import progress as progress_bar
 from reprolab.studies.ssg.bank import SupportBank, top_fraction
 from reprolab.studies.ssg.data import Bags, Padded, pad
 from reprolab.studies.ssg.grounding import grounding, grounding_kl
@@ -136,7 +135,7 @@ def train_run(
     batch, epochs = train_params["batch_size"], train_params["epochs"]
     curves: dict[str, list[float]] = {"train_loss": [], "bag_auc": [], "instance_auc": []}
     metrics: dict[str, float] = {}
-    for epoch in tqdm(range(epochs), desc=f"ssg {method}", disable=not progress, file=sys.stderr):
+    for epoch in progress_bar(range(epochs), f"ssg {method}", enabled=progress, total=epochs):
         model.train()
         perm = torch.from_numpy(order.permutation(len(bags_train))).to(device)
         losses = []
