@@ -38,6 +38,7 @@ dvc-yaml: install
 benchmark: install
 	python benchmarks/pipeline_overhead.py
 	python benchmarks/wsi_tiling.py
+	python benchmarks/video_frames.py
 
 clean:
 	rm -rf results data/ndfa logs .snakemake

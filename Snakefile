@@ -13,6 +13,7 @@ validate(config, "workflow/schemas/params.schema.yaml")
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/wsi.smk"
+include: "workflow/rules/video.smk"
 
 
 for study in config["studies"]:

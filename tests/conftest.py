@@ -66,3 +66,26 @@ def run(
 def repo_copy(tmp_path: Path) -> Path:
     """A fresh copy of the repository, as a clone would be."""
     return copy_repository(tmp_path / "repo")
+
+
+@pytest.fixture(scope="module")
+def torch_one_thread():
+    """Run a module's torch models on one thread, then restore the caller's setting."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture
+def no_network(monkeypatch):
+    """Any attempt to open a network connection fails the test."""
+    import socket
+
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"network access attempted: {args}")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)

@@ -29,3 +29,14 @@ def test_a_study_that_reads_slides_depends_on_the_wsi_stage():
     assert wsi["outs"] == ["data/raw/wsi", "data/wsi"]
     assert "data/wsi" in stages["ssg"]["deps"] and "data/wsi" not in stages["ndfa"]["deps"]
     assert list(stages).index("wsi") < list(stages).index("ssg")
+
+
+def test_a_study_that_reads_videos_depends_on_the_video_stage_and_its_raw_truth():
+    stages = yaml.safe_load(dvc_export.render(load_yaml("params.yaml")))["stages"]
+    video = stages["video"]
+    assert video["cmd"] == "snakemake --cores all video"
+    assert video["outs"] == ["data/raw/video", "data/video"]
+    deps = stages["visual_queries"]["deps"]
+    assert "data/video" in deps and "data/raw/video" in deps and "data/wsi" not in deps
+    assert stages["visual_queries"]["outs"][0] == "data/visual_queries"
+    assert list(stages).index("video") < list(stages).index("visual_queries")

@@ -15,6 +15,7 @@ from reprolab import dvc_export
 from reprolab.core.io import write_text
 from reprolab.core.layout import known_studies
 from reprolab.core.params import ParamsError, check_config, load_yaml
+from reprolab.preprocess.video import frames_command
 from reprolab.preprocess.wsi import features_command, tile_command
 
 SCHEMA = Path("workflow/schemas/params.schema.yaml")
@@ -75,6 +76,9 @@ def build_parser() -> argparse.ArgumentParser:
     wsi_sub = wsi.add_subparsers(dest="wsi_command", required=True)
     tile_command.add_parser(wsi_sub)
     features_command.add_parser(wsi_sub)
+    video = sub.add_parser("video", help="videos: extract frame-exact clips")
+    video_sub = video.add_subparsers(dest="video_command", required=True)
+    frames_command.add_parser(video_sub)
     return parser
 
 

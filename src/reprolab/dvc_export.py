@@ -7,8 +7,9 @@ its outs are the study's data folder (when its rules write one), its runs and ea
 (tables, claims and the report as cached outs; metrics.json as a DVC metric). A study whose
 rules read the prepared data of a preprocessing family (a `data/<family>` path in its rule
 file, e.g. `data/wsi`) depends on one stage per family, which runs the family's target rule and
-owns `data/raw/<family>` and `data/<family>`. A last stage builds results/index.html. A test
-compares the committed dvc.yaml with a fresh export.
+owns `data/raw/<family>` and `data/<family>`; a study that also reads the raw folder (ground
+truth of synthetic data) depends on `data/raw/<family>` too. A last stage builds
+results/index.html. A test compares the committed dvc.yaml with a fresh export.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ COMMON_DEPS = (
 GLOBAL_PARAMS = ("scale", "seeds", "threads", "scales")
 _REFERENCED = re.compile(r"""["'](\.\./(?:scripts|notebooks)/[^"']+)["']""")
 _FAMILY_DATA = re.compile(r"""["']data/([a-z_]+)[/"']""")
+_RAW_FAMILY_DATA = re.compile(r"""["']data/raw/([a-z_]+)[/"']""")
 
 
 def referenced_files(rule_file: Path) -> list[str]:
@@ -43,6 +45,12 @@ def referenced_files(rule_file: Path) -> list[str]:
 def families_used(rule_file: Path) -> list[str]:
     """Preprocessing families whose prepared data (`data/<family>/...`) a rule file reads."""
     named = set(_FAMILY_DATA.findall(rule_file.read_text()))
+    return sorted(named & set(known_families()))
+
+
+def raw_families_read(rule_file: Path) -> list[str]:
+    """Preprocessing families whose raw data (`data/raw/<family>/...`) a rule file reads."""
+    named = set(_RAW_FAMILY_DATA.findall(rule_file.read_text()))
     return sorted(named & set(known_families()))
 
 
@@ -73,9 +81,10 @@ def study_stage(study: str, root: Path) -> dict[str, Any]:
         f"workflow/notebooks/{study}.ipynb",
         f"src/reprolab/studies/{study}",
         *(f"data/{family}" for family in families_used(root / rule_file)),
+        *(f"data/raw/{family}" for family in raw_families_read(root / rule_file)),
     ]
     results = results_dir(study)
-    writes_data = f"data/{study}/" in (root / rule_file).read_text()
+    writes_data = re.search(rf"""["']data/{study}[/"']""", (root / rule_file).read_text())
     outs: list[Any] = [str(data_dir(study))] if writes_data else []
     outs.append(str(results / "runs"))
     outs += [str(results / name) for name in CONTRACT_FILES if name != "metrics.json"]

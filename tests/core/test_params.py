@@ -3,6 +3,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from reprolab.core.layout import known_studies
 from reprolab.core.params import (
     ParamsError,
     check_config,
@@ -42,7 +43,7 @@ def test_top_level_scale_overrides(config):
 
 
 def test_committed_params_are_valid(config):
-    check_config(config, SCHEMA, ["ndfa", "ssg"])
+    check_config(config, SCHEMA, known_studies())
 
 
 def test_unknown_study_lists_known_ids(config):
@@ -55,13 +56,13 @@ def test_unknown_study_lists_known_ids(config):
 def test_bad_override_is_named_with_its_scale_and_key(config):
     config["ndfa"]["scales"]["ci"]["train"]["lr"] = -1.0
     with pytest.raises(ParamsError, match=r"(?s)scale 'ci'.*key 'ndfa.train.lr'"):
-        check_config(config, SCHEMA, ["ndfa", "ssg"])
+        check_config(config, SCHEMA, known_studies())
 
 
 def test_unknown_key_in_override_is_rejected(config):
     config["ndfa"]["scales"]["paper"]["train"]["learning_rate"] = 0.1
     with pytest.raises(ParamsError, match="learning_rate"):
-        check_config(config, SCHEMA, ["ndfa", "ssg"])
+        check_config(config, SCHEMA, known_studies())
 
 
 def test_load_yaml_rejects_non_mapping(tmp_path: Path):

@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from reprolab.core.tables import Record, summarize, wide_table, write_table
+from reprolab.core.tables import Record, seed_stats, summarize, wide_table, write_table
 
 
 def records():
@@ -39,3 +39,10 @@ def test_writes_three_formats(tmp_path: Path):
     assert "| bp | 0.91 ± 0.01 |" in (tmp_path / "table.md").read_text()
     tex = (tmp_path / "table.tex").read_text()
     assert r"0.91 $\pm$ 0.01" in tex and r"cap\_tion" in tex
+
+
+def test_seed_stats_keeps_mean_sample_std_and_values():
+    stats = seed_stats([1.0, 2.0, 3.0])
+    assert stats["mean"] == 2.0 and stats["std"] == 1.0
+    assert stats["per_seed"].tolist() == [1.0, 2.0, 3.0]
+    assert seed_stats([5.0])["std"] == 0.0

@@ -17,6 +17,15 @@ from tests.conftest import BIN, run
 
 pytestmark = pytest.mark.integration
 CI = ["--config", "scale=ci"]
+STUDIES = ("ndfa", "ssg", "visual_queries")
+RULES = (
+    "ndfa_train",
+    "wsi_tile",
+    "wsi_features",
+    "ssg_train",
+    "video_frames",
+    "visual_queries_run",
+)
 HASHED = (
     "table.csv",
     "table.md",
@@ -29,25 +38,28 @@ HASHED = (
 
 
 def hashes(repo: Path) -> dict[str, str]:
-    """sha256 of every table, claims, metrics, report and run file of the studies, and of every
-    file the wsi family made (slides, truth, coords, QC images, features, process lists).
+    """sha256 of every table, claims, metrics, report and run file of the studies, of every
+    file the wsi and video families made (slides, truth, coords, QC images, features, mp4,
+    annotations, clips, probes, process lists) and of the visual_queries item files.
     A run's timing.json (wall-clock seconds) is the one output allowed to differ."""
     files = []
-    for study in ("ndfa", "ssg"):
+    for study in STUDIES:
         root = repo / "results" / study
         files += [root / name for name in HASHED] + sorted((root / "runs").rglob("*.*"))
     files += sorted((repo / "data" / "ndfa").rglob("*.h5"))
-    files += sorted(p for p in (repo / "data").glob("**/wsi/**/*") if p.is_file())
+    for family in ("wsi", "video"):
+        files += sorted(p for p in (repo / "data").glob(f"**/{family}/**/*") if p.is_file())
+    files += sorted((repo / "data" / "visual_queries").rglob("*.*"))
     files = [f for f in files if f.is_file() and f.name != "timing.json"]
     return {str(f.relative_to(repo)): hashlib.sha256(f.read_bytes()).hexdigest() for f in files}
 
 
 def test_dry_runs_local_and_slurm(repo_copy: Path):
     local = run(["snakemake", "-n", "all"], repo_copy)
-    for rule in ("ndfa_train", "wsi_tile", "wsi_features", "ssg_train"):
+    for rule in RULES:
         assert rule in local.stdout
     slurm = run(["snakemake", "--profile", "slurm", "-n", "all"], repo_copy)
-    for rule in ("ndfa_train", "wsi_tile", "wsi_features", "ssg_train"):
+    for rule in RULES:
         assert rule in slurm.stdout
 
 
@@ -55,7 +67,7 @@ def test_dry_runs_local_and_slurm(repo_copy: Path):
     "override, expected",
     [
         (["scale=huge"], "scale"),
-        (["studies=[ndfa,nope]"], "known ids are ['ndfa', 'ssg']"),
+        (["studies=[ndfa,nope]"], "known ids are ['ndfa', 'ssg', 'visual_queries']"),
         (["threads=0"], "threads"),
     ],
 )
@@ -87,11 +99,12 @@ def test_bad_params_file_names_the_key(repo_copy: Path, section, key, value, exp
 def test_ci_workflow_is_byte_identical_and_survives_a_kill(repo_copy: Path):
     run(["snakemake", "--cores", "2", "all", *CI], repo_copy)
     first = hashes(repo_copy)
-    for study in ("ndfa", "ssg"):
+    for study in STUDIES:
         for name in CONTRACT_FILES:
             assert (repo_copy / "results" / study / name).is_file(), f"{study}/{name}"
         assert study in (repo_copy / "results/index.html").read_text()
     assert any((repo_copy / "data/wsi/synthetic/features").glob("*.h5"))
+    assert (repo_copy / "data/video/sprites/frames/clips.h5").is_file()
     run(["snakemake", "--cores", "2", "all", "--forceall", *CI], repo_copy)
     assert hashes(repo_copy) == first
 

@@ -1,7 +1,7 @@
 # Whole-slide images (preprocessing family): per cohort, synthetic slides are generated (smoke
 # and ci scale) or a folder of real slides is named (paper scale); then tissue segmentation and
 # tiling, then tile features from a frozen encoder. Studies read data/wsi/<cohort>/features.
-from reprolab.preprocess.wsi import cohorts as wsi_cohorts
+from reprolab.preprocess.sources import generated_source, source_dir
 
 WSI = section("wsi")
 WSI_COHORTS = list(WSI["cohorts"])
@@ -33,7 +33,7 @@ rule wsi_synthesize:
 
 rule wsi_tile:
     input:
-        unpack(lambda wc: wsi_cohorts.generated_slides(WSI["cohorts"], wc.cohort)),
+        unpack(lambda wc: generated_source(WSI["cohorts"], wc.cohort, "slides", "wsi")),
     output:
         tiles=directory("data/wsi/{cohort}/tiles"),
     log:
@@ -45,7 +45,7 @@ rule wsi_tile:
         mem_mb=lambda wc, attempt: 4000 * attempt,
         runtime=lambda wc, attempt: 120 * attempt,
     params:
-        slides=lambda wc: wsi_cohorts.slides_dir(WSI["cohorts"], wc.cohort),
+        slides=lambda wc: source_dir(WSI["cohorts"], wc.cohort, "slides", "wsi"),
         tiling=WSI["tiling"],
     script:
         "../scripts/wsi_tile.py"
@@ -53,7 +53,7 @@ rule wsi_tile:
 
 rule wsi_features:
     input:
-        unpack(lambda wc: wsi_cohorts.generated_slides(WSI["cohorts"], wc.cohort)),
+        unpack(lambda wc: generated_source(WSI["cohorts"], wc.cohort, "slides", "wsi")),
         tiles="data/wsi/{cohort}/tiles",
     output:
         features=directory("data/wsi/{cohort}/features"),
@@ -66,7 +66,7 @@ rule wsi_features:
         mem_mb=lambda wc, attempt: 8000 * attempt,
         runtime=lambda wc, attempt: 240 * attempt,
     params:
-        slides=lambda wc: wsi_cohorts.slides_dir(WSI["cohorts"], wc.cohort),
+        slides=lambda wc: source_dir(WSI["cohorts"], wc.cohort, "slides", "wsi"),
         features=WSI["features"],
     script:
         "../scripts/wsi_features.py"

@@ -21,24 +21,29 @@ th { background: #eee; }
 """
 
 
+def _claim_row(claim: dict) -> str:
+    """One table row: a paired test with its numbers, or a check (no test) with its rule."""
+    verdict = "holds" if claim["holds"] else "fails"
+    if "p_value" in claim:
+        cells = [
+            html.escape(claim["statement"]),
+            html.escape(claim["metric"]),
+            html.escape(" vs ".join(claim["methods"])),
+            f"{claim['mean_difference']:+.4g}",
+            html.escape(claim["wins"]),
+            html.escape(claim["test"]),
+            f"{claim['p_value']:.3g}",
+        ]
+    else:
+        rule = html.escape(claim.get("rule", ""))
+        cells = [html.escape(claim["statement"]), html.escape(claim.get("kind", "check"))]
+        cells += ["", "", "", rule, ""]
+    body = "".join(f"<td>{cell}</td>" for cell in cells)
+    return f"<tr>{body}<td class='{verdict}'>{verdict}</td></tr>"
+
+
 def _claims_html(claims: list[dict]) -> str:
-    rows = []
-    for claim in claims:
-        verdict = "holds" if claim["holds"] else "fails"
-        rows.append(
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:+.4g}</td><td>{}</td><td>{}</td>"
-            "<td>{:.3g}</td><td class='{}'>{}</td></tr>".format(
-                html.escape(claim["statement"]),
-                html.escape(claim["metric"]),
-                html.escape(" vs ".join(claim["methods"])),
-                claim["mean_difference"],
-                html.escape(claim["wins"]),
-                html.escape(claim["test"]),
-                claim["p_value"],
-                verdict,
-                verdict,
-            )
-        )
+    rows = [_claim_row(claim) for claim in claims]
     head = (
         "<tr><th>claim</th><th>metric</th><th>compared</th><th>mean diff</th><th>wins</th>"
         "<th>test</th><th>p</th><th>verdict</th></tr>"

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -51,6 +52,16 @@ def summarize(
                 }
             )
     return pd.DataFrame(rows)
+
+
+def seed_stats(values: Sequence[float] | np.ndarray) -> dict[str, Any]:
+    """Mean, sample std (0 for one seed) and the per-seed values, as metrics.json keeps them."""
+    array = np.asarray(values, dtype=float)
+    return {
+        "mean": array.mean(),
+        "std": array.std(ddof=1) if array.size > 1 else 0.0,
+        "per_seed": array,
+    }
 
 
 def format_cell(mean: float, std: float, digits: int) -> str:

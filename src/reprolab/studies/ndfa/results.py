@@ -23,7 +23,7 @@ import numpy as np
 
 from reprolab.core.claims import claims_document, paired_check
 from reprolab.core.io import write_json
-from reprolab.core.tables import Record, summarize, write_table
+from reprolab.core.tables import Record, seed_stats, summarize, write_table
 from reprolab.studies.ndfa.storage import read_run_metrics
 
 ACCURACY, GAP, ALIGNMENT = "test accuracy (%)", "gap to BP (pp)", "alignment (cos)"
@@ -132,12 +132,8 @@ def study_metrics(runs: dict, seeds: Sequence[int]) -> dict[str, Any]:
     for task, methods in runs.items():
         for method, seed_runs in methods.items():
             for metric in seed_runs[0]:
-                values = np.asarray([run[metric] for run in seed_runs], dtype=float)
-                out.setdefault(task, {}).setdefault(method, {})[metric] = {
-                    "mean": values.mean(),
-                    "std": values.std(ddof=1) if values.size > 1 else 0.0,
-                    "per_seed": values,
-                }
+                values = [run[metric] for run in seed_runs]
+                out.setdefault(task, {}).setdefault(method, {})[metric] = seed_stats(values)
     return out
 
 

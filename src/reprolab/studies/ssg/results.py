@@ -27,7 +27,7 @@ import numpy as np
 
 from reprolab.core.claims import claims_document, paired_check
 from reprolab.core.io import write_json
-from reprolab.core.tables import Record, summarize, write_table
+from reprolab.core.tables import Record, seed_stats, summarize, write_table
 from reprolab.studies.ssg.storage import read_run_metrics
 
 METRICS = {"bag_auc": "bag AUC", "bag_accuracy": "bag acc", "instance_auc": "instance AUC"}
@@ -152,21 +152,14 @@ def claim_checks(runs: dict, params: dict[str, Any], seeds: Sequence[int]) -> li
     return checks
 
 
-def _stats(values: np.ndarray) -> dict[str, Any]:
-    return {
-        "mean": values.mean(),
-        "std": values.std(ddof=1) if values.size > 1 else 0.0,
-        "per_seed": values,
-    }
-
-
 def study_metrics(runs: dict, params: dict[str, Any], seeds: Sequence[int]) -> dict[str, Any]:
     """metrics.json: per dataset/method/metric mean, std, per-seed values; the sweep grid."""
     out: dict[str, Any] = {"seeds": list(seeds), "datasets": {}, "sweep": []}
     for dataset, methods in runs.items():
         for method, seed_runs in methods.items():
             out["datasets"].setdefault(dataset, {})[method] = {
-                metric: _stats(per_seed(runs, dataset, method, metric)) for metric in seed_runs[0]
+                metric: seed_stats(per_seed(runs, dataset, method, metric))
+                for metric in seed_runs[0]
             }
     for w, h, name, _ in sweep_cells(params):
         methods = params["sweep"]["methods"]

@@ -1,0 +1,1 @@
+"""Shared small networks built from `transformers` configs and torch (no downloads)."""

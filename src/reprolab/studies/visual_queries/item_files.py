@@ -1,0 +1,117 @@
+"""Item files: the per-seed item set, and the test benchmark in the card's JSONL layout.
+
+`items.jsonl` (one record per item, all splits) keeps each option as its symbolic state, which
+the study's backends read back with `read_items`. The benchmark files are what another
+harness (or a `transformers` VLM at paper scale) would consume, one file per mode:
+`benchmark_text.jsonl` and `benchmark_visual.jsonl` with records
+``{id, family, mode, video, question, options: [{type: "text", value} | {type: "image",
+path, row, slot}], answer_idx, state_id}``, the option images of visual mode in
+`options.h5` (`images` uint8 [N, 4, H, W, 3], row = test item, slot = option).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from reprolab.core.io import atomic_path, write_h5
+from reprolab.preprocess.video.synth import SceneSpec
+from reprolab.studies.visual_queries.items import Item
+from reprolab.studies.visual_queries.views import option_images, option_texts
+
+OPTIONS_H5 = "options.h5"
+
+
+def _record(item: Item, split: str) -> dict[str, Any]:
+    return {
+        "id": item.id,
+        "split": split,
+        "family": item.family,
+        "video": item.video,
+        "question": item.question,
+        "options": [[list(sprite) for sprite in state] for state in item.options],
+        "answer_idx": item.answer_idx,
+        "distractor_kinds": list(item.distractor_kinds),
+        "n_frames": item.n_frames,
+        "truth": [list(sprite) for sprite in item.truth],
+    }
+
+
+def _state(rows: list[list[int]]) -> tuple[tuple[int, int, int], ...]:
+    return tuple(tuple(int(v) for v in row) for row in rows)  # type: ignore[misc]
+
+
+def write_jsonl(path: str | Path, records: Sequence[dict[str, Any]]) -> None:
+    """One JSON object per line, keys sorted, atomically."""
+    with atomic_path(path) as tmp:
+        with open(tmp, "w") as handle:
+            for record in records:
+                handle.write(json.dumps(record, sort_keys=True) + "\n")
+
+
+def write_items(path: str | Path, splits: dict[str, Sequence[Item]]) -> None:
+    """Write every split's items to one items.jsonl."""
+    write_jsonl(path, [_record(item, split) for split, items in splits.items() for item in items])
+
+
+def read_items(path: str | Path) -> dict[str, list[Item]]:
+    """Items per split from items.jsonl; a bad line raises ValueError naming file and line."""
+    splits: dict[str, list[Item]] = {}
+    for number, line in enumerate(Path(path).read_text().splitlines(), start=1):
+        try:
+            record = json.loads(line)
+            item = Item(
+                id=record["id"],
+                family=record["family"],
+                video=record["video"],
+                question=record["question"],
+                options=tuple(_state(o) for o in record["options"]),
+                answer_idx=int(record["answer_idx"]),
+                distractor_kinds=tuple(record["distractor_kinds"]),
+                n_frames=int(record["n_frames"]),
+                truth=_state(record["truth"]),
+            )
+        except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"{path}, line {number}: not an item record ({exc!r})") from exc
+        splits.setdefault(record["split"], []).append(item)
+    return splits
+
+
+def write_benchmark(
+    out_dir: str | Path,
+    items: Sequence[Item],
+    seed: int,
+    spec: SceneSpec,
+    render: dict[str, Any],
+) -> None:
+    """The test items in both modes (card layout) and the option images."""
+    out_dir = Path(out_dir)
+    images = np.stack([option_images(item, seed, spec, render) for item in items])
+    write_h5(out_dir / OPTIONS_H5, {"images": images})
+    for mode in ("text", "visual"):
+        records = []
+        for row, item in enumerate(items):
+            if mode == "text":
+                options = [{"type": "text", "value": t} for t in option_texts(item)]
+            else:
+                options = [
+                    {"type": "image", "path": OPTIONS_H5, "row": row, "slot": slot}
+                    for slot in range(len(item.options))
+                ]
+            records.append(
+                {
+                    "id": item.id,
+                    "family": item.family,
+                    "mode": mode,
+                    "video": item.video,
+                    "question": item.question,
+                    "options": options,
+                    "answer_idx": item.answer_idx,
+                    "state_id": list(item.state_ids),
+                }
+            )
+        write_jsonl(out_dir / f"benchmark_{mode}.jsonl", records)

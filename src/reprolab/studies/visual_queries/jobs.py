@@ -1,0 +1,190 @@
+"""One workflow job of the study: answer the test items of one seed with one backend.
+
+`make_items` (the items rule) splits the videos for a seed and writes items.jsonl and the
+benchmark files. `run_method` (one job per method and seed) fits the backend on the training
+items where it learns, answers every test item in both modes and writes
+`<runs>/<method>/seed<k>/metrics.json` (accuracy per family and mode, plus what the backend
+reports about itself) and `predictions.csv` (item, mode, answer, predicted).
+
+Methods: `oracle`, `blind` (option-only: `blind_text` in text mode, `blind_visual` in visual
+mode), `pixel_nn`, `caption_reason`, `tinyvlm` (balanced modes), `tinyvlm_textheavy`
+(90 % text batches) and `hf_vlm` (a `transformers` vision-language model from a local folder,
+paper scale; tested on a tiny random LLaVA). Every learned backend is seeded from
+derive_seed(seed, study, method).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from reprolab.core.determinism import derive_seed, seed_everything
+from reprolab.core.io import write_csv, write_json
+from reprolab.studies.visual_queries import baselines, caption_reason, tinyvlm
+from reprolab.studies.visual_queries.dataset import Corpus, build_items, split
+from reprolab.studies.visual_queries.item_files import write_benchmark, write_items
+from reprolab.studies.visual_queries.items import FAMILIES, Item
+from reprolab.studies.visual_queries.text import build_vocabulary
+from reprolab.studies.visual_queries.views import MODES, option_images, option_texts
+
+STUDY = "visual_queries"
+METHODS = (
+    "oracle",
+    "blind",
+    "pixel_nn",
+    "caption_reason",
+    "tinyvlm",
+    "tinyvlm_textheavy",
+    "hf_vlm",
+)
+VISUAL_SHARE = {"tinyvlm": "visual_share", "tinyvlm_textheavy": "textheavy_visual_share"}
+
+
+def check_params(params: dict[str, Any], video_datasets: dict[str, Any]) -> dict[str, Any]:
+    """The synthetic spec of the study's video dataset; ValueError naming the key otherwise."""
+    name = params["dataset"]
+    if name not in video_datasets:
+        raise ValueError(
+            f"visual_queries.dataset: {name!r} is not a video.datasets entry "
+            f"(known: {', '.join(sorted(video_datasets))})"
+        )
+    if "synthetic" not in video_datasets[name]:
+        raise ValueError(
+            f"visual_queries.dataset: {name!r} names a folder of real videos; the items need "
+            "the ground truth of a synthetic dataset"
+        )
+    if "hf_vlm" in params["methods"] and not params["hf_vlm"]["path"]:
+        raise ValueError("visual_queries.hf_vlm.path: empty, but the hf_vlm method is listed")
+    return video_datasets[name]["synthetic"]
+
+
+def make_items(corpus: Corpus, seed: int, params: dict[str, Any], out_dir: str | Path) -> dict:
+    """Write items.jsonl and the test benchmark for `seed`; return the item counts."""
+    videos = split(corpus.names, seed, int(params["n_test"]))
+    splits, skipped = {}, {}
+    for name, names in videos.items():
+        splits[name], skipped[name] = build_items(corpus, names, seed, params["items"])
+    out_dir = Path(out_dir)
+    write_benchmark(out_dir, splits["test"], seed, corpus.spec, params["render"])
+    write_items(out_dir / "items.jsonl", splits)
+    return {
+        "items": {name: len(items) for name, items in splits.items()},
+        "skipped": skipped,
+        "failed_videos": list(corpus.failed),
+    }
+
+
+def accuracy(items: Sequence[Item], predicted: np.ndarray) -> dict[str, float]:
+    """Accuracy (%) per family."""
+    out = {}
+    for family in FAMILIES:
+        rows = [k for k, item in enumerate(items) if item.family == family]
+        hits = [predicted[k] == items[k].answer_idx for k in rows]
+        out[family] = 100.0 * float(np.mean(hits)) if hits else float("nan")
+    return out
+
+
+def _answers(
+    method: str,
+    corpus: Corpus,
+    train: list[Item],
+    test: list[Item],
+    seed: int,
+    params: dict[str, Any],
+    show_progress: bool,
+) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """Predicted options per mode and the backend's own diagnostics."""
+    render = params["render"]
+    if method == "oracle":
+        return {mode: baselines.oracle(test, mode) for mode in MODES}, {}
+    if method == "blind":
+        visual = baselines.blind_visual(train, test, corpus, seed, params, show_progress)
+        return {"text": baselines.blind_text(train, test), "visual": visual}, {}
+    if method == "pixel_nn":
+        return {m: baselines.pixel_nn(test, corpus, m, seed, render) for m in MODES}, {}
+    if method == "hf_vlm":
+        return _hf_answers(corpus, test, seed, params), {"model": params["hf_vlm"]["path"]}
+    train_videos = sorted({item.video for item in train})
+    if method == "caption_reason":
+        model = caption_reason.train_captioner(
+            corpus, train_videos, seed, params["captioner"], show_progress
+        )
+        answers = {
+            m: caption_reason.caption_reason(model, test, corpus, m, seed, params) for m in MODES
+        }
+        test_videos = sorted({item.video for item in test})
+        return answers, {"captioner": caption_reason.caption_accuracy(model, corpus, test_videos)}
+    vocabulary = build_vocabulary(item.question for item in [*train, *test])
+    share = float(params["tinyvlm"][VISUAL_SHARE[method]])
+    model, curves, cache = tinyvlm.train_tinyvlm(
+        corpus, train, train_videos, vocabulary, seed, share, params, show_progress
+    )
+    answers = {
+        m: tinyvlm.answer(model, test, corpus, m == "visual", vocabulary, seed, params, cache)
+        for m in MODES
+    }
+    final = {stage: float(np.mean(values[-50:])) for stage, values in curves.items() if values}
+    return answers, {"final_loss": final, "parameters": sum(p.numel() for p in model.parameters())}
+
+
+def _hf_answers(
+    corpus: Corpus, test: list[Item], seed: int, params: dict[str, Any]
+) -> dict[str, np.ndarray]:
+    """A `transformers` VLM from a local folder answers in both modes (no training)."""
+    from reprolab.studies.visual_queries.hf_vlm import HFVideoQA
+
+    cfg = params["hf_vlm"]
+    model = HFVideoQA.from_pretrained(cfg["path"], device=cfg["device"], dtype=cfg["dtype"])
+    answers = {}
+    for mode in MODES:
+        picks = []
+        for item in test:
+            if mode == "text":
+                options: list = option_texts(item)
+            else:
+                options = list(option_images(item, seed, corpus.spec, params["render"]))
+            picks.append(
+                model.answer(corpus.clip(item.video)[: item.n_frames], item.question, options)
+            )
+        answers[mode] = np.asarray(picks)
+    return answers
+
+
+def run_method(
+    method: str,
+    corpus: Corpus,
+    splits: dict[str, list[Item]],
+    seed: int,
+    params: dict[str, Any],
+    threads: int,
+    out_dir: str | Path,
+    show_progress: bool = True,
+) -> dict[str, Any]:
+    """Fit and evaluate one backend for one seed; write metrics.json and predictions.csv."""
+    if method not in METHODS:
+        raise ValueError(f"unknown visual_queries method {method!r}; known: {', '.join(METHODS)}")
+    seed_everything(derive_seed(seed, STUDY, method), threads)
+    test = splits["test"]
+    answers, extra = _answers(method, corpus, splits["train"], test, seed, params, show_progress)
+    metrics: dict[str, Any] = {"method": method, "seed": seed, "n_test": len(test), **extra}
+    for mode in MODES:
+        for family, value in accuracy(test, answers[mode]).items():
+            metrics[f"{family}_acc_{mode}"] = value
+    rows = [
+        {
+            "item": item.id,
+            "mode": mode,
+            "answer": item.answer_idx,
+            "predicted": int(answers[mode][k]),
+        }
+        for mode in MODES
+        for k, item in enumerate(test)
+    ]
+    out_dir = Path(out_dir)
+    write_csv(out_dir / "predictions.csv", pd.DataFrame(rows))
+    write_json(out_dir / "metrics.json", metrics)
+    return metrics

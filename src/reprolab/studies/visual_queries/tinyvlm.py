@@ -1,0 +1,227 @@
+"""Training and evaluating TinyVLM: an alignment stage, then multiple-choice tuning.
+
+1. Alignment (as a VLM's projector pre-training): single training frames, images of their
+   states drawn by the option renderer, and the states' sentences are pulled together by a
+   symmetric InfoNCE loss (frame↔sentence and rendered↔sentence), so the frame encoder, the
+   option-image encoder and the sentence encoder share one space before any question is seen.
+2. Tuning: batches of training items with cross-entropy over the four options. Each batch is
+   in one mode; the share of visual batches is `visual_share` (0.5 for the balanced model,
+   0.1 for the text-heavy probe), drawn per step from the job's seed. With `freeze_encoders`
+   the three encoders and the word embeddings keep their aligned weights (as a VLM keeps its
+   vision tower frozen) and only the video-question transformer and its heads learn; the
+   frame vectors of every clip are then computed once. A prototype that tuned everything end
+   to end fell back to chance within 200 steps (the question loss undid the alignment);
+   frozen, it learned two of the three families within the same budget.
+
+Both stages use AdamW and the same budget for every variant. Training item options are
+rendered with the training seed's renders; test options with the evaluation renders.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import torch
+from torch.nn import functional as F
+
+from reprolab.core.determinism import derive_seed
+from reprolab.core.progress import progress
+from reprolab.preprocess.video.synth import render_state, state_at
+from reprolab.studies.visual_queries.dataset import Corpus
+from reprolab.studies.visual_queries.items import Item
+from reprolab.studies.visual_queries.models import TinyVLM
+from reprolab.studies.visual_queries.text import encode, state_to_text
+from reprolab.studies.visual_queries.views import Batch, make_batch
+
+
+def _info_nce(a: torch.Tensor, b: torch.Tensor, temperature: float) -> torch.Tensor:
+    """Symmetric InfoNCE between two aligned batches of vectors."""
+    a, b = F.normalize(a, dim=-1), F.normalize(b, dim=-1)
+    logits = a @ b.T / temperature
+    labels = torch.arange(len(a))
+    return F.cross_entropy(logits, labels) + F.cross_entropy(logits.T, labels)
+
+
+def align(
+    model: TinyVLM,
+    optimizer: torch.optim.Optimizer,
+    corpus: Corpus,
+    videos: Sequence[str],
+    vocabulary: dict[str, int],
+    seed: int,
+    params: dict[str, Any],
+    show_progress: bool,
+) -> list[float]:
+    """Stage 1 (see the module docstring); returns the loss per step."""
+    cfg, render = params["tinyvlm"]["align"], params["render"]
+    rng = np.random.default_rng(derive_seed(seed, "align"))
+    length, losses = int(params["lengths"]["option"]), []
+    for _ in progress(range(int(cfg["steps"])), "tinyvlm align", enabled=show_progress):
+        picks = [
+            (videos[int(v)], int(t))
+            for v, t in zip(
+                rng.integers(len(videos), size=int(cfg["batch_size"])),
+                rng.integers(corpus.spec.frames, size=int(cfg["batch_size"])),
+                strict=True,
+            )
+        ]
+        states = [state_at(corpus.scenes[v], t, corpus.spec.size) for v, t in picks]
+        frames = torch.from_numpy(np.stack([corpus.clip(v)[t] for v, t in picks]))
+        drawn = np.stack(
+            [
+                render_state(
+                    s,
+                    int(rng.integers(2**31)),
+                    corpus.spec,
+                    jitter=float(render["jitter"]),
+                    scale_jitter=float(render["scale_jitter"]),
+                )
+                for s in states
+            ]
+        )
+        sentences = torch.tensor([encode(state_to_text(s), vocabulary, length) for s in states])
+        text = model.embed_sentences(sentences)
+        temperature = float(cfg["temperature"])
+        loss = _info_nce(model.frames(frames), text, temperature) + _info_nce(
+            model.option_images(torch.from_numpy(drawn)), text, temperature
+        )
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+
+
+ENCODERS = ("frames", "option_images", "words", "option_text")
+
+
+def frame_cache(model: TinyVLM, corpus: Corpus) -> dict[str, torch.Tensor]:
+    """Frame vectors [T, dim] of every clip, for a model whose frame encoder is frozen."""
+    with torch.no_grad():
+        return {name: model.frames(torch.from_numpy(corpus.clip(name))) for name in corpus.names}
+
+
+def scores(
+    model: TinyVLM, batch: Batch, items: Sequence[Item], cache: dict[str, torch.Tensor] | None
+) -> torch.Tensor:
+    """Option scores [B, 4] of a batch; frame and option vectors come from the frozen
+    encoders (without gradients) when a cache is given, else through the encoders."""
+    if cache is None:
+        return model(
+            model.frames(batch.video),
+            batch.mask,
+            batch.question,
+            model.encode_options(batch.options, batch.visual),
+        )
+    frames = torch.stack([cache[item.video] for item in items])
+    with torch.no_grad():
+        options = model.encode_options(batch.options, batch.visual)
+    return model(frames, batch.mask, batch.question, options)
+
+
+def tune(
+    model: TinyVLM,
+    corpus: Corpus,
+    train: Sequence[Item],
+    vocabulary: dict[str, int],
+    seed: int,
+    visual_share: float,
+    params: dict[str, Any],
+    show_progress: bool,
+) -> tuple[list[float], dict[str, torch.Tensor] | None]:
+    """Stage 2 (see the module docstring); the loss per step and the frame cache (if frozen)."""
+    cfg = params["tinyvlm"]["tune"]
+    cache = None
+    if cfg["freeze_encoders"]:
+        for name in ENCODERS:
+            getattr(model, name).requires_grad_(False)
+        cache = frame_cache(model, corpus)
+    optimizer = _optimizer(model, params)
+    rng = np.random.default_rng(derive_seed(seed, "tune"))
+    losses, images = [], {}
+    for _ in progress(range(int(cfg["steps"])), "tinyvlm tune", enabled=show_progress):
+        visual = bool(rng.random() < visual_share)
+        picks = [train[int(k)] for k in rng.integers(len(train), size=int(cfg["batch_size"]))]
+        batch = make_batch(
+            picks, corpus, visual, vocabulary, params["lengths"], seed, params["render"], images
+        )
+        loss = F.cross_entropy(scores(model, batch, picks, cache), batch.answer)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses, cache
+
+
+def _optimizer(model: TinyVLM, params: dict[str, Any]) -> torch.optim.Optimizer:
+    """AdamW over the parameters that learn."""
+    cfg = params["tinyvlm"]
+    return torch.optim.AdamW(
+        [p for p in model.parameters() if p.requires_grad],
+        lr=float(cfg["lr"]),
+        weight_decay=float(cfg["weight_decay"]),
+    )
+
+
+def train_tinyvlm(
+    corpus: Corpus,
+    train: Sequence[Item],
+    train_videos: Sequence[str],
+    vocabulary: dict[str, int],
+    seed: int,
+    visual_share: float,
+    params: dict[str, Any],
+    show_progress: bool = False,
+) -> tuple[TinyVLM, dict[str, list[float]], dict[str, torch.Tensor] | None]:
+    """Both stages; returns the model (eval mode), its loss curves and the frame cache."""
+    cfg = params["tinyvlm"]
+    model = TinyVLM(
+        len(vocabulary),
+        corpus.spec.frames,
+        corpus.spec.size,
+        dim=int(cfg["dim"]),
+        layers=int(cfg["layers"]),
+        heads=int(cfg["heads"]),
+        temperature=float(cfg["temperature"]),
+    )
+    curves = {
+        "align": align(
+            model,
+            _optimizer(model, params),
+            corpus,
+            list(train_videos),
+            vocabulary,
+            seed,
+            params,
+            show_progress,
+        )
+    }
+    curves["tune"], cache = tune(
+        model, corpus, train, vocabulary, seed, visual_share, params, show_progress
+    )
+    return model.eval(), curves, cache
+
+
+def answer(
+    model: TinyVLM,
+    items: Sequence[Item],
+    corpus: Corpus,
+    visual: bool,
+    vocabulary: dict[str, int],
+    seed: int,
+    params: dict[str, Any],
+    cache: dict[str, torch.Tensor] | None = None,
+) -> np.ndarray:
+    """TinyVLM's answers on `items` in one mode, in batches of the tuning batch size."""
+    size = int(params["tinyvlm"]["tune"]["batch_size"])
+    answers = []
+    with torch.inference_mode():
+        for start in range(0, len(items), size):
+            chunk = items[start : start + size]
+            batch = make_batch(
+                chunk, corpus, visual, vocabulary, params["lengths"], seed, params["render"]
+            )
+            answers.append(scores(model, batch, chunk, cache).argmax(-1).numpy())
+    return np.concatenate(answers) if answers else np.zeros(0, dtype=int)
