@@ -16,7 +16,7 @@ def _write_runs(root, values, spread):
     """values: method -> (text, visual) accuracy; `spread` adds seed-to-seed variation."""
     for method, (text, visual) in values.items():
         for seed in SEEDS:
-            metrics = {"method": method, "seed": seed, "n_test": 900}
+            metrics = {"method": method, "seed": seed, "n_test": 900, "loss": {"tune": 1.0}}
             for family in FAMILIES:
                 metrics[f"{family}_acc_text"] = text + spread * seed
                 metrics[f"{family}_acc_visual"] = visual + spread * (seed % 2)
@@ -58,3 +58,10 @@ def test_missing_accuracy_is_named(tmp_path):
     write_json(tmp_path / "runs/oracle/seed0/metrics.json", {"tfr_acc_text": 1})
     with pytest.raises(ValueError, match="lack"):
         summarize_study(["oracle"], [0], 0.05, 1, tmp_path / "runs", tmp_path)
+
+
+def test_metrics_keep_nested_diagnostics_flat(tmp_path):
+    _claims(tmp_path, {"tinyvlm": (60, 40)})
+    metrics = read_json(tmp_path / "metrics.json")["methods"]["tinyvlm"]
+    assert metrics["loss.tune"]["mean"] == 1.0 and "seed" not in metrics
+    assert metrics["tfr_acc_text"]["per_seed"] == [60, 61, 62, 63]

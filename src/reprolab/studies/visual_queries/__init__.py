@@ -17,8 +17,12 @@ Where this departs from the design card (`designs/visual_queries.md`), and why:
 - Sprites have radius 4.5 px (not ~3.5): at 3.5 px a small CNN reached only ~64 % colour and
   ~85 % cell accuracy on held-out frames after 1,500 steps (shape–colour binding failed), so
   every learned backend was near chance in both modes and the comparison said nothing; at
-  4.5 px the captioner reaches ~80 % colour / ~89 % cell. Sprites also start apart and collide
-  at 1 px of contact (23 % of frames had overlapping sprites before; 6 % after).
+  4.5 px the smoke captioner (1,200 steps) reads colour 70 %, cell 86 % and presence 90 % of
+  the time on test frames. Sprites also start apart and collide at 1 px of contact (23 % of
+  frames had overlapping sprites before; 6 % after). In visual options, sprites that share a
+  cell are drawn apart around its centre: drawn on top of each other, one hid the other (an
+  option image lost information its sentence kept) and the option-only CNN scored above
+  chance on CMD by finding the overlap.
 - One set of mp4 files serves all seeds; a seed draws its own split, distractors, answer
   slots and option renders (the card's "generator seeds" would write five video sets).
 - TinyVLM: an alignment stage (InfoNCE between frames, rendered states and sentences, as a
@@ -35,6 +39,9 @@ Where this departs from the design card (`designs/visual_queries.md`), and why:
   which the frame stage reads, but items from CLEVRER/SSv2 annotations are not built here.
 
 Hyperparameters (sprite size, horizon, budgets, freezing) were chosen on prototype scenes
-drawn from seeds 1000+ (never the dataset's scenes); the claims are
-reported as they come out, including where they fail.
+drawn from seeds 1000+ (never the dataset's scenes); the claims are reported as they come
+out, including where they fail: at smoke scale the learned TinyVLM scores as well or better
+with visual options (its option images and frames share one encoder space), caption-then-
+reason shows the claimed gap on TFR and CMD, and the option-only text baseline sits below
+chance on TFR and CMD, which the no-shortcut check reports as a failure.
 """

@@ -146,15 +146,25 @@ def claim_checks(runs: dict, seeds: Sequence[int], alpha: float) -> list[dict[st
 
 
 def study_metrics(runs: dict, seeds: Sequence[int]) -> dict[str, Any]:
-    """metrics.json: per method and key the mean, std and per-seed values of every number."""
+    """metrics.json: per method and key the mean, std and per-seed values of every number
+    (nested diagnostics such as the captioner's accuracy flattened to `captioner.colour`)."""
     out: dict[str, Any] = {"seeds": list(seeds), "methods": {}}
     for method, seed_runs in runs.items():
-        keys = sorted(k for k, v in seed_runs[0].items() if isinstance(v, int | float))
-        out["methods"][method] = {}
-        for key in keys:
-            if key == "seed":
-                continue
-            out["methods"][method][key] = seed_stats(per_seed(runs, method, key))
+        flat = [_numbers(run) for run in seed_runs]
+        out["methods"][method] = {
+            key: seed_stats([run[key] for run in flat]) for key in sorted(flat[0]) if key != "seed"
+        }
+    return out
+
+
+def _numbers(metrics: dict[str, Any], prefix: str = "") -> dict[str, float]:
+    """The numbers of a run's metrics, nested ones as `outer.inner` (e.g. captioner.colour)."""
+    out = {}
+    for key, value in metrics.items():
+        if isinstance(value, dict):
+            out.update(_numbers(value, f"{prefix}{key}."))
+        elif isinstance(value, int | float) and not isinstance(value, bool):
+            out[f"{prefix}{key}"] = value
     return out
 
 
