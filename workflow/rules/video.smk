@@ -1,6 +1,7 @@
 # Videos (preprocessing family): per dataset, synthetic sprite scenes are rendered and encoded
 # to mp4 with their ground truth (smoke and ci scale), or a folder of real videos is named
 # (paper scale); then frame-exact clip extraction. Studies read data/video/<dataset>/frames.
+from reprolab.preprocess.sources import generated_source, source_dir
 
 VIDEO = section("video")
 VIDEO_DATASETS = list(VIDEO["datasets"])
@@ -31,7 +32,9 @@ rule video_synthesize:
 rule video_frames:
     input:
         unpack(
-            lambda wc: generated_source(VIDEO["datasets"], wc.video_dataset, "videos", "video")
+            lambda wc: generated_source(
+                VIDEO["datasets"], wc.video_dataset, "videos", "video"
+            )
         ),
     output:
         frames=directory("data/video/{video_dataset}/frames"),
@@ -46,7 +49,9 @@ rule video_frames:
         mem_mb=lambda wc, attempt: 4000 * attempt,
         runtime=lambda wc, attempt: 60 * attempt,
     params:
-        videos=lambda wc: source_dir(VIDEO["datasets"], wc.video_dataset, "videos", "video"),
+        videos=lambda wc: source_dir(
+            VIDEO["datasets"], wc.video_dataset, "videos", "video"
+        ),
         frames=VIDEO["frames"],
     script:
         "../scripts/video_frames.py"
