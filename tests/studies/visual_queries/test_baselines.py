@@ -65,3 +65,19 @@ def test_blind_visual_and_pixel_nn_answer_every_item(corpus, splits):
     for mode in ("text", "visual"):
         picks = baselines.pixel_nn(test, corpus, mode, 0, PARAMS["render"])
         assert picks.shape == (len(test),)
+
+
+@pytest.mark.parametrize("mode", ["text", "visual"])
+def test_blind_set_picks_the_option_at_the_centre_of_its_set(corpus, splits, mode):
+    """Three distractors that each differ from the answer in one sprite, and from each other in
+    two: the centroid rule must find the answer without the video."""
+    item = splits["test"][0]
+    answer = item.truth
+    options = [answer]
+    for k in range(3):
+        shape, colour, cell = answer[k % len(answer)]
+        moved = list(answer)
+        moved[k % len(answer)] = (shape, (colour + 1 + k) % 6, (cell + 3 + k) % 9)
+        options.append(tuple(sorted(moved)))
+    centred = type(item)(**{**item.__dict__, "options": tuple(options), "answer_idx": 0})
+    assert baselines.blind_set([centred], corpus, mode, 0, PARAMS["render"])[0] == 0

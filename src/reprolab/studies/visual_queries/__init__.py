@@ -33,6 +33,11 @@ Where this departs from the design card (`designs/visual_queries.md`), and why:
   unfrozen encoders lost their alignment within 200 tuning steps.
 - VFP shows 8 frames and asks about the scene 6 frames past the clip (a 4-frame horizon left
   most items without three distinct distractors on the 3 x 3 grid).
+- An option-set baseline (`blind_set`: the option closest to the other three, no video, no
+  question) joins the card's per-option blind baselines in the no-shortcut check. The card
+  builds distractors by perturbing the answer, which leaves the answer at the centre of its
+  option set; the per-option baselines cannot see that (the text one even falls below chance
+  for the same reason), `blind_set` does. The benchmark itself is left as the card designs it.
 - Caption-then-reason's VFP rule moves sprites by their observed cell motion (no physics);
   the card leaves the rules open.
 - Items are built for the synthetic scenes only; paper-scale params name real video folders,
@@ -42,6 +47,6 @@ Hyperparameters (sprite size, horizon, budgets, freezing) were chosen on prototy
 drawn from seeds 1000+ (never the dataset's scenes); the claims are reported as they come
 out, including where they fail: at smoke scale the learned TinyVLM scores as well or better
 with visual options (its option images and frames share one encoder space), caption-then-
-reason shows the claimed gap on TFR and CMD, and the option-only text baseline sits below
-chance on TFR and CMD, which the no-shortcut check reports as a failure.
+reason shows the claimed gap on TFR and CMD, and the no-shortcut checks fail (see
+`blind_set` above): the option set alone gives the answer away on TFR and CMD.
 """

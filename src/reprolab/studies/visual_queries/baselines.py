@@ -9,6 +9,11 @@
   never sees the video or the question, so anything above chance is a template shortcut.
 - `blind_visual` (visual mode): the same idea with a small CNN (`models.OptionScorer`)
   trained with a softmax over the four option images of an item.
+- `blind_set` (both modes): still no video and no question, but it sees the four options
+  together and picks the one closest to the other three (fewest attribute mismatches between
+  the parsed sentences in text mode, least mean squared RGB difference between the images in
+  visual mode). Distractors made by perturbing the answer (the card's design) leave the
+  answer at the centre of its option set; this baseline measures how much that gives away.
 - `pixel_nn`: picks the option whose image is nearest (mean squared RGB difference) to any
   visible frame. Visual mode uses the option images; text mode draws each sentence's state
   canonically (no jitter, one background) and matches that, so the heuristic is the same in
@@ -26,7 +31,7 @@ import torch
 from reprolab.core.progress import progress
 from reprolab.preprocess.video.synth import render_state
 from reprolab.studies.visual_queries.dataset import Corpus
-from reprolab.studies.visual_queries.items import FAMILIES, N_OPTIONS, Item
+from reprolab.studies.visual_queries.items import FAMILIES, N_OPTIONS, Item, mismatches
 from reprolab.studies.visual_queries.models import OptionScorer
 from reprolab.studies.visual_queries.text import text_to_state
 from reprolab.studies.visual_queries.views import option_images, option_texts
@@ -91,6 +96,23 @@ def blind_visual(
     with torch.inference_mode():
         test_images = np.stack([option_images(item, seed, corpus.spec, render) for item in test])
         return model(torch.from_numpy(test_images)).argmax(-1).numpy()
+
+
+def blind_set(
+    items: Sequence[Item], corpus: Corpus, mode: str, seed: int, render: dict[str, Any]
+) -> np.ndarray:
+    """Option-set centroid baseline (see the module docstring)."""
+    answers = []
+    for item in items:
+        if mode == "text":
+            states = [text_to_state(t) for t in option_texts(item)]
+            cost = [sum(mismatches(a, b) for b in states) for a in states]
+        else:
+            images = option_images(item, seed, corpus.spec, render).astype(np.float32)
+            diff = images[:, None] - images[None]
+            cost = (diff**2).mean(axis=(2, 3, 4)).sum(axis=1)
+        answers.append(int(np.argmin(cost)))
+    return np.asarray(answers)
 
 
 def pixel_nn(

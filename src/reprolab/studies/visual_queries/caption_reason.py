@@ -29,7 +29,7 @@ import torch
 from reprolab.core.progress import progress
 from reprolab.preprocess.video.synth import GRID, SHAPES, State, cell_of
 from reprolab.studies.visual_queries.dataset import Corpus
-from reprolab.studies.visual_queries.items import Item
+from reprolab.studies.visual_queries.items import Item, mismatches
 from reprolab.studies.visual_queries.models import Captioner
 from reprolab.studies.visual_queries.text import text_to_state
 from reprolab.studies.visual_queries.views import option_images, option_texts
@@ -125,18 +125,6 @@ def predict_state(captions: list[State], family: str, horizon: int) -> State:
         return _extrapolate(captions, horizon)
     t = _collision_frame(captions)
     return captions[min(t + 1, len(captions) - 1)] if family == "tfr" else captions[t - 1]
-
-
-def mismatches(a: State, b: State) -> int:
-    """Attribute mismatches between two states (a missing sprite counts three)."""
-    sa, sb = {s: (c, g) for s, c, g in a}, {s: (c, g) for s, c, g in b}
-    count = 0
-    for shape in set(sa) | set(sb):
-        if shape not in sa or shape not in sb:
-            count += 3
-        else:
-            count += int(sa[shape][0] != sb[shape][0]) + int(sa[shape][1] != sb[shape][1])
-    return count
 
 
 def caption_reason(

@@ -74,6 +74,18 @@ def state_id(state: State) -> str:
     return hashlib.sha256(repr(state).encode()).hexdigest()[:12]
 
 
+def mismatches(a: State, b: State) -> int:
+    """Attribute mismatches between two states (a missing sprite counts three)."""
+    sa, sb = {s: (c, g) for s, c, g in a}, {s: (c, g) for s, c, g in b}
+    count = 0
+    for shape in set(sa) | set(sb):
+        if shape not in sa or shape not in sb:
+            count += 3
+        else:
+            count += int(sa[shape][0] != sb[shape][0]) + int(sa[shape][1] != sb[shape][1])
+    return count
+
+
 def _name(scene: Scene, k: int, frame: int) -> str:
     """How a question names sprite k as it looks at `frame` (colour and shape)."""
     return f"{COLOUR_NAMES[int(scene.colours[frame, k])]} {SHAPES[scene.shapes[k]]}"

@@ -7,9 +7,10 @@ items where it learns, answers every test item in both modes and writes
 reports about itself) and `predictions.csv` (item, mode, answer, predicted).
 
 Methods: `oracle`, `blind` (option-only: `blind_text` in text mode, `blind_visual` in visual
-mode), `pixel_nn`, `caption_reason`, `tinyvlm` (balanced modes), `tinyvlm_textheavy`
-(90 % text batches) and `hf_vlm` (a `transformers` vision-language model from a local folder,
-paper scale; tested on a tiny random LLaVA). Every learned backend is seeded from
+mode), `blind_set` (the option closest to the other three), `pixel_nn`, `caption_reason`,
+`tinyvlm` (balanced modes), `tinyvlm_textheavy` (90 % text batches) and `hf_vlm` (a
+`transformers` vision-language model from a local folder, paper scale; tested on a tiny
+random LLaVA). Every learned backend is seeded from
 derive_seed(seed, study, method).
 """
 
@@ -35,6 +36,7 @@ STUDY = "visual_queries"
 METHODS = (
     "oracle",
     "blind",
+    "blind_set",
     "pixel_nn",
     "caption_reason",
     "tinyvlm",
@@ -104,6 +106,8 @@ def _answers(
     if method == "blind":
         visual = baselines.blind_visual(train, test, corpus, seed, params, show_progress)
         return {"text": baselines.blind_text(train, test), "visual": visual}, {}
+    if method == "blind_set":
+        return {m: baselines.blind_set(test, corpus, m, seed, render) for m in MODES}, {}
     if method == "pixel_nn":
         return {m: baselines.pixel_nn(test, corpus, m, seed, render) for m in MODES}, {}
     if method == "hf_vlm":
