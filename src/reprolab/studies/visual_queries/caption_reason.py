@@ -137,9 +137,12 @@ def caption_reason(
 ) -> np.ndarray:
     """Answers of caption-then-reason on `items` in `mode`."""
     horizon = int(params["items"]["vfp_horizon"])
-    answers = []
+    answers, clip_captions = [], {}
     for item in items:
-        captions = caption(model, corpus.clip(item.video)[: item.n_frames])
+        seen = (item.video, item.n_frames)  # TFR and CMD items of a video see the same frames
+        if seen not in clip_captions:
+            clip_captions[seen] = caption(model, corpus.clip(item.video)[: item.n_frames])
+        captions = clip_captions[seen]
         predicted = predict_state(captions, item.family, horizon)
         if mode == "text":
             options = [text_to_state(t) for t in option_texts(item)]

@@ -13,7 +13,7 @@ files are written once. A video whose frames failed to decode is left out and co
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -36,10 +36,14 @@ class Corpus:
     scenes: dict[str, Scene]
     spec: SceneSpec
     failed: tuple[str, ...]
+    _rows: dict[str, int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_rows", {name: row for row, name in enumerate(self.names)})
 
     def clip(self, name: str) -> np.ndarray:
         """The decoded frames of one video."""
-        return self.clips[self.names.index(name)]
+        return self.clips[self._rows[name]]
 
 
 def load_corpus(raw_dir: str | Path, frames_dir: str | Path, scene: dict[str, Any]) -> Corpus:
