@@ -46,7 +46,6 @@ from reprolab.preprocess.video.synth import (
 
 FAMILIES = ("tfr", "vfp", "cmd")
 N_OPTIONS = 4
-LETTERS = "ABCD"
 
 
 @dataclass(frozen=True)
