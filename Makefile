@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 export PATH := $(BIN):$(PATH)
 export HF_HUB_OFFLINE := 1
 
-.PHONY: install lint format test all dvc-yaml benchmark clean
+.PHONY: install lint format test repro-check all dvc-yaml benchmark clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -28,6 +28,10 @@ format: install
 
 test: lint
 	python -m pytest
+
+# The smoke `dvc repro` of every stage (CI reproduces a subset): reproduces the committed lock.
+repro-check: install
+	REPROLAB_REPRO_STAGES=all python -m pytest tests/workflow/test_dvc.py -k smoke_repro
 
 all: install
 	snakemake --cores 2 all

@@ -14,6 +14,7 @@ validate(config, "workflow/schemas/params.schema.yaml")
 include: "workflow/rules/common.smk"
 include: "workflow/rules/wsi.smk"
 include: "workflow/rules/video.smk"
+include: "workflow/rules/instr.smk"
 
 
 for study in config["studies"]:

@@ -15,6 +15,7 @@ from reprolab import dvc_export
 from reprolab.core.io import write_text
 from reprolab.core.layout import known_studies
 from reprolab.core.params import ParamsError, check_config, load_yaml
+from reprolab.preprocess.instr import streams_command
 from reprolab.preprocess.video import frames_command
 from reprolab.preprocess.wsi import features_command, tile_command
 
@@ -79,6 +80,9 @@ def build_parser() -> argparse.ArgumentParser:
     video = sub.add_parser("video", help="videos: extract frame-exact clips")
     video_sub = video.add_subparsers(dest="video_command", required=True)
     frames_command.add_parser(video_sub)
+    streams = sub.add_parser("streams", help="instruction streams: build SynthCIT, check records")
+    streams_sub = streams.add_subparsers(dest="streams_command", required=True)
+    streams_command.add_parser(streams_sub)
     return parser
 
 

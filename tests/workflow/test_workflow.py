@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from reprolab.core.layout import CONTRACT_FILES
+from reprolab.core.layout import CONTRACT_FILES, known_studies
 from tests.conftest import BIN, run
 
 pytestmark = pytest.mark.integration
 CI = ["--config", "scale=ci"]
-STUDIES = ("ndfa", "ssg", "visual_queries")
+STUDIES = ("ndfa", "ssg", "visual_queries", "vngct")
 RULES = (
     "ndfa_train",
     "wsi_tile",
@@ -25,6 +25,8 @@ RULES = (
     "ssg_train",
     "video_frames",
     "visual_queries_run",
+    "instr_check",
+    "vngct_run",
 )
 HASHED = (
     "table.csv",
@@ -39,17 +41,19 @@ HASHED = (
 
 def hashes(repo: Path) -> dict[str, str]:
     """sha256 of every table, claims, metrics, report and run file of the studies, of every
-    file the wsi and video families made (slides, truth, coords, QC images, features, mp4,
-    annotations, clips, probes, process lists) and of the visual_queries item files.
+    file the wsi, video and instr families made (slides, truth, coords, QC images, features,
+    mp4, annotations, clips, probes, process lists, stream records and images) and of the
+    visual_queries item files and vngct's aligned models.
     A run's timing.json (wall-clock seconds) is the one output allowed to differ."""
     files = []
     for study in STUDIES:
         root = repo / "results" / study
         files += [root / name for name in HASHED] + sorted((root / "runs").rglob("*.*"))
     files += sorted((repo / "data" / "ndfa").rglob("*.h5"))
-    for family in ("wsi", "video"):
+    for family in ("wsi", "video", "instr"):
         files += sorted(p for p in (repo / "data").glob(f"**/{family}/**/*") if p.is_file())
     files += sorted((repo / "data" / "visual_queries").rglob("*.*"))
+    files += sorted((repo / "data" / "vngct").rglob("*.*"))
     files = [f for f in files if f.is_file() and f.name != "timing.json"]
     return {str(f.relative_to(repo)): hashlib.sha256(f.read_bytes()).hexdigest() for f in files}
 
@@ -67,7 +71,7 @@ def test_dry_runs_local_and_slurm(repo_copy: Path):
     "override, expected",
     [
         (["scale=huge"], "scale"),
-        (["studies=[ndfa,nope]"], "known ids are ['ndfa', 'ssg', 'visual_queries']"),
+        (["studies=[ndfa,nope]"], f"known ids are {known_studies()}"),
         (["threads=0"], "threads"),
     ],
 )

@@ -1,0 +1,203 @@
+"""The vngct table, claim checks and study metrics, from the per-run metrics files.
+
+Table (rows = methods, mean ± std over seeds): final and average accuracy, backward transfer,
+visual and text forgetting (on the generator's visually necessary / text-answerable test
+items), the projector's and the language side's share of the visual forgetting (swap
+analysis: the drop on earlier visual tasks when only the projector, or only the rest, is the
+final one), and per task the share of training samples that updated the projector (1 for
+methods without a gate, 0 with the visual path frozen).
+
+Claims (one-sided paired t over seeds, fixed rule p < alpha; the abstract's statements and
+the card's controls): VNG-CT beats sequential fine-tuning on final and average accuracy and
+has less visual forgetting; it beats the random gate at its own routing rate on final and
+average accuracy; and it is at least as good as freezing the visual path (card A9: "the bar").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from reprolab.core.claims import claims_document, paired_check
+from reprolab.core.io import read_json, write_json
+from reprolab.core.tables import Record, seed_stats, summarize, write_table
+
+STUDY = "vngct"
+SCORES = {
+    "final_accuracy": "final acc",
+    "average_accuracy": "avg acc",
+    "backward_transfer": "BWT",
+    "visual_forgetting": "visual forgetting",
+    "text_forgetting": "text forgetting",
+    "projector_forgetting": "projector share",
+    "language_forgetting": "language share",
+}
+NO_GATE_RATE = {"seqft": 1.0, "ewc": 1.0, "freeze_visual": 0.0}
+
+
+def load_runs(methods: Sequence[str], seeds: Sequence[int], runs_dir: str | Path) -> dict:
+    """{method: [metrics.json of each seed]}."""
+    root = Path(runs_dir)
+    return {m: [read_json(root / m / f"seed{s}" / "metrics.json") for s in seeds] for m in methods}
+
+
+def run_scores(run: dict[str, Any]) -> dict[str, float]:
+    """The table's scores of one run, the swap shares included (NaN tasks skipped)."""
+    swap = run["swap"]
+    after = np.asarray(swap["after_task"], dtype=float)
+    final_projector = np.asarray(swap["final_projector"], dtype=float)
+    old_projector = np.asarray(swap["old_projector"], dtype=float)
+    out = {key: float(run[key]) for key in SCORES if key in run}
+    out["projector_forgetting"] = float(np.nanmean(after - final_projector))
+    out["language_forgetting"] = float(np.nanmean(after - old_projector))
+    return out
+
+
+def routing_rates(method: str, run: dict[str, Any]) -> list[float]:
+    """Share of each task's training samples that updated the projector."""
+    if method in NO_GATE_RATE:
+        return [NO_GATE_RATE[method]] * len(run["tasks"])
+    return [float(task["rate"]) for task in run["routing"]]
+
+
+def per_seed(runs: dict, method: str, key: str) -> np.ndarray:
+    """One table score of one method, one value per seed."""
+    return np.asarray([run_scores(run)[key] for run in runs[method]], dtype=float)
+
+
+def records(runs: dict, seeds: Sequence[int]) -> tuple[list[Record], list[str]]:
+    """Long-format table records and the column order."""
+    tasks = runs[next(iter(runs))][0]["tasks"]
+    columns = [*SCORES.values(), *(f"routed: {task}" for task in tasks)]
+    out = []
+    for method, method_runs in runs.items():
+        for seed, run in zip(seeds, method_runs, strict=True):
+            values = run_scores(run)
+            out += [Record(method, label, seed, values[key]) for key, label in SCORES.items()]
+            rates = routing_rates(method, run)
+            out += [
+                Record(method, f"routed: {t}", seed, r) for t, r in zip(tasks, rates, strict=True)
+            ]
+    return out, columns
+
+
+def claim_checks(runs: dict, seeds: Sequence[int], alpha: float) -> list[dict[str, Any]]:
+    """The claims of the module docstring, for the methods present."""
+    specs = [
+        ("VNG-CT beats SeqFT on final accuracy", "final_accuracy", "seqft", "greater"),
+        ("VNG-CT beats SeqFT on average accuracy", "average_accuracy", "seqft", "greater"),
+        ("VNG-CT forgets less on visual items than SeqFT", "visual_forgetting", "seqft", "less"),
+        ("VNG-CT beats the matched random gate on final accuracy", "final_accuracy",
+         "random_gate", "greater"),
+        ("VNG-CT beats the matched random gate on average accuracy", "average_accuracy",
+         "random_gate", "greater"),
+        ("VNG-CT beats freezing the visual path on final accuracy", "final_accuracy",
+         "freeze_visual", "greater"),
+    ]  # fmt: skip
+    return [
+        paired_check(
+            statement,
+            key,
+            "vngct",
+            baseline,
+            per_seed(runs, "vngct", key),
+            per_seed(runs, baseline, key),
+            seeds,
+            direction=direction,
+            alpha=alpha,
+        )
+        for statement, key, baseline, direction in specs
+        if "vngct" in runs and baseline in runs
+    ]
+
+
+def defined_stats(values: Sequence[float | None]) -> dict[str, Any]:
+    """Mean and std over the seeds where a diagnostic is defined (not NaN), and their count.
+
+    A gate's precision is undefined in a seed where it routed nothing, its recall where a task
+    has no sample that needs the image; the mean over the other seeds is what can be said.
+    """
+    array = np.asarray(values, dtype=float)
+    defined = array[~np.isnan(array)]
+    return {
+        "mean": float(defined.mean()) if defined.size else float("nan"),
+        "std": float(defined.std(ddof=1)) if defined.size > 1 else 0.0,
+        "seeds_defined": int(defined.size),
+        "per_seed": array,
+    }
+
+
+def gate_diagnostics(runs: dict) -> dict[str, Any]:
+    """Per gated method and task: routing rate, precision and recall over seeds."""
+    out = {}
+    for method, method_runs in runs.items():
+        if method in NO_GATE_RATE:
+            continue
+        tasks = method_runs[0]["tasks"]
+        out[method] = {
+            task: {
+                key: defined_stats([run["routing"][i][key] for run in method_runs])
+                for key in ("rate", "precision", "recall")
+            }
+            for i, task in enumerate(tasks)
+        }
+    return out
+
+
+def held_out_diagnostics(runs: dict) -> dict[str, Any]:
+    """Per method and task: the final model's held-out necessity (means and AUROC over seeds)."""
+    return {
+        method: {
+            task: {
+                key: defined_stats([run["held_out_necessity"][i][key] for run in method_runs])
+                for key in ("visual_mean", "text_mean", "auroc")
+            }
+            for i, task in enumerate(method_runs[0]["tasks"])
+        }
+        for method, method_runs in runs.items()
+    }
+
+
+def summarize_study(
+    methods: Sequence[str],
+    seeds: Sequence[int],
+    alpha: float,
+    digits: int,
+    runs_dir: str | Path,
+    out_dir: str | Path,
+) -> None:
+    """Write table.{csv,md,tex}, claims.json and metrics.json for the study."""
+    runs = load_runs(methods, seeds, runs_dir)
+    table_records, columns = records(runs, seeds)
+    out_dir = Path(out_dir)
+    summary = summarize(table_records, list(methods), columns)
+    write_table(
+        summary,
+        out_dir / "table",
+        digits,
+        "VNG-CT on the SynthCIT stream: accuracy (ranked among each task's answers), "
+        "forgetting, and the share of samples that updated the projector per task.",
+    )
+    checks = claim_checks(runs, seeds, alpha)
+    notes = (
+        f"One-sided paired t-test over {len(seeds)} seeds; a claim holds when the mean paired "
+        f"difference points the claimed way and p < {alpha}."
+    )
+    write_json(out_dir / "claims.json", claims_document(STUDY, checks, notes))
+    write_json(
+        out_dir / "metrics.json",
+        {
+            "study": STUDY,
+            "seeds": list(seeds),
+            "methods": {
+                method: {key: seed_stats(per_seed(runs, method, key)) for key in SCORES}
+                for method in methods
+            },
+            "gate": gate_diagnostics(runs),
+            "held_out_necessity": held_out_diagnostics(runs),
+            "claims_holding": f"{sum(c['holds'] for c in checks)}/{len(checks)}",
+        },
+    )

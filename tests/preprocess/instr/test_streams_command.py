@@ -1,0 +1,72 @@
+"""`reprolab streams build|check` as a user types them."""
+
+from __future__ import annotations
+
+import yaml
+
+from reprolab.cli import main
+from reprolab.preprocess.instr.synthcit import SynthCITSpec, build_synthcit
+from tests.preprocess.instr.conftest import SMALL_SPEC, record, write_lines
+from tests.preprocess.instr.test_check import broken_file
+
+
+def test_build_writes_what_the_library_writes(tmp_path, capsys):
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(yaml.safe_dump(SMALL_SPEC))
+    assert (
+        main(["streams", "build", "--spec", str(spec), "--out", str(tmp_path / "cli"), "--quiet"])
+        == 0
+    )
+    assert "6 tasks, 400 records" in capsys.readouterr().out
+    build_synthcit(SynthCITSpec.from_params(SMALL_SPEC), tmp_path / "lib")
+    for name in ("stream.yaml", "synthcit.h5", "align.jsonl", "mixed/test.jsonl"):
+        assert (tmp_path / "cli" / name).read_bytes() == (tmp_path / "lib" / name).read_bytes()
+
+
+def test_build_rejects_a_bad_spec(tmp_path, capsys):
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(yaml.safe_dump(SMALL_SPEC | {"noise": -1}))
+    assert main(["streams", "build", "--spec", str(spec), "--out", str(tmp_path / "o")]) == 2
+    assert "key 'noise'" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+
+
+def test_check_prints_every_defect_and_fails(tmp_path, capsys):
+    path, expected = broken_file(tmp_path)
+    assert main(["streams", "check", str(path)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == len(expected) + 1
+    for printed, (line, record_id, message) in zip(lines[:-1], expected, strict=True):
+        id_part = f"(id {record_id}) " if record_id else ""
+        assert printed.startswith(f"{path}:{line}: {id_part}{message}"), printed
+    assert lines[-1] == "8 defect(s) in 8 bad record(s); 1 record(s) ok"
+
+
+def test_check_passes_good_files_and_streams(tmp_path, synthcit, capsys):
+    path = write_lines(tmp_path / "r.jsonl", [record("a", "q ?", "x"), record("b", "q ?", "y")])
+    assert main(["streams", "check", str(path)]) == 0
+    assert capsys.readouterr().out == "2 records ok\n"
+    assert main(["streams", "check", str(synthcit)]) == 0
+    assert capsys.readouterr().out == "400 records ok\n"
+
+
+def test_check_of_a_stream_names_its_bad_files(tmp_path, capsys):
+    bad, _ = broken_file(tmp_path)
+    good = write_lines(tmp_path / "good.jsonl", [record("a", "q ?", "x")])
+    manifest = {"name": "s", "tasks": [{"name": "t", "train": good.name, "test": bad.name,
+                                        "metric": "m"}, {"name": "u", "train": "none.jsonl",
+                                        "test": good.name, "metric": "m"}]}  # fmt: skip
+    (tmp_path / "stream.yaml").write_text(yaml.safe_dump(manifest))
+    assert main(["streams", "check", str(tmp_path / "stream.yaml")]) == 1
+    out = capsys.readouterr().out
+    assert f"{bad}:3: (id r3) missing key 'conversations'" in out
+    assert f"{tmp_path}/none.jsonl: record file named by" in out
+    assert out.splitlines()[-1] == "8 defect(s) in 9 bad record(s); 3 record(s) ok"
+    (tmp_path / "stream.yaml").write_text("name: s\n")
+    assert main(["streams", "check", str(tmp_path / "stream.yaml")]) == 1
+    assert "key 'tasks': missing" in capsys.readouterr().out
+
+
+def test_check_of_a_missing_file_exits_2(tmp_path, capsys):
+    assert main(["streams", "check", str(tmp_path / "none.jsonl")]) == 2
+    assert "none.jsonl does not exist" in capsys.readouterr().err

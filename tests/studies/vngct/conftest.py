@@ -1,0 +1,62 @@
+"""A tiny SynthCIT stream and tiny LLaVA adapters for the vngct tests.
+
+`stream` is a two-task SynthCIT stream (a visual `position` task, then a text-only `arith`
+task, plus a few alignment captions) built once per session with the real generator and loaded
+through `load_stream_data`; tests must not modify it. `make_adapter(seed)` builds a fresh
+`MLLMAdapter` over a real `LlavaForConditionalGeneration` (16×16 images, 4×4 patches, so 16
+image tokens; hidden 32, one layer), seeded entirely by `seed`: the calibration MLP's first
+layer, which the adapter draws from torch's global RNG, is drawn under a forked, seeded RNG, so
+two calls with one seed give bit-identical adapters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+import torch
+
+from reprolab.models.tiny_vlm import build_tiny_llava
+from reprolab.preprocess.instr.synthcit import SynthCITSpec, build_synthcit
+from reprolab.studies.vngct.adapter import MLLMAdapter
+from reprolab.studies.vngct.data import StreamData, load_stream_data
+
+IMAGE_SIZE, PATCH = 16, 4
+TOKENS_PER_IMAGE = (IMAGE_SIZE // PATCH) ** 2
+SPEC = {
+    "seed": 1,
+    "noise": 10.0,
+    "stroke_gain": [0.7, 1.0],
+    "align": {"kind": "caption", "n": 4},
+    "tasks": [
+        {"name": "where", "kind": "position", "train": 64, "test": 16},
+        {"name": "plus", "kind": "arith", "train": 16, "test": 8},
+    ],
+}
+
+
+@pytest.fixture(scope="session")
+def stream_yaml(tmp_path_factory):
+    """The tiny stream's stream.yaml, built once."""
+    return build_synthcit(SynthCITSpec.from_params(SPEC), tmp_path_factory.mktemp("synthcit"))
+
+
+@pytest.fixture(scope="session")
+def stream(stream_yaml) -> StreamData:
+    """The tiny stream loaded into tensors."""
+    return load_stream_data(stream_yaml, TOKENS_PER_IMAGE)
+
+
+@pytest.fixture(scope="session")
+def make_adapter(stream) -> Callable[[int], MLLMAdapter]:
+    """A factory of fresh tiny adapters, bit-identical for one seed."""
+
+    def make(seed: int = 0) -> MLLMAdapter:
+        model, _ = build_tiny_llava(
+            stream.tokenizer, seed, IMAGE_SIZE, PATCH, hidden=32, layers=1, heads=2
+        )
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            return MLLMAdapter(model, calibration_width=8)
+
+    return make

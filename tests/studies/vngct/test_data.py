@@ -1,0 +1,140 @@
+"""load_stream_data: a SynthCIT stream and a CoIN-layout stream through the instruction loader."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+import torch
+
+from reprolab.studies.vngct.data import answer_choices, load_stream_data, stream_words
+from reprolab.studies.vngct.tensors import IGNORE, pixel_values
+
+from .conftest import SPEC, TOKENS_PER_IMAGE
+
+
+def _records(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_every_distinct_image_is_one_pixel_row(stream, stream_yaml):
+    n_records = SPEC["align"]["n"] + sum(t["train"] + t["test"] for t in SPEC["tasks"])
+    with h5py.File(stream_yaml.parent / "synthcit.h5", "r") as file:
+        images = file["images"][:]
+    assert len(images) == n_records  # the generator gives every record its own image
+    # first appearance order is the file's (alignment, then each task's train and test)
+    assert torch.equal(stream.pixels, pixel_values(images))
+    assert stream.pixels.shape == (n_records, 3, 16, 16)
+    used = torch.cat(
+        [stream.align.image] + [s.image for t in stream.tasks for s in (t.train, t.test)]
+    )
+    assert sorted(used.tolist()) == list(range(n_records))
+
+
+def test_tasks_keep_their_order_sizes_labels_and_choices(stream, stream_yaml):
+    assert stream.name == "synthcit" and [t.name for t in stream.tasks] == ["where", "plus"]
+    for task, spec in zip(stream.tasks, SPEC["tasks"], strict=True):
+        assert (len(task.train), len(task.test)) == (spec["train"], spec["test"])
+        answers = {
+            r["conversations"][-1]["value"]
+            for split in ("train", "test")
+            for r in _records(stream_yaml.parent / task.name / f"{split}.jsonl")
+        }
+        words = stream.tokenizer.convert_ids_to_tokens(task.choices.tolist())
+        assert sorted(words) == sorted("▁" + a for a in answers)
+        assert task.choices.tolist() == sorted(task.choices.tolist())
+        # single-token answers: exactly one labelled position per sample, always a choice
+        for samples in (task.train, task.test):
+            labels = samples.labels[samples.labels != IGNORE]
+            assert len(labels) == len(samples) and torch.isin(labels, task.choices).all()
+    where, plus = stream.tasks
+    assert where.train.visual_needed.all() and not plus.train.visual_needed.any()
+    image_id = stream.tokenizer.convert_tokens_to_ids("<image>")
+    assert ((where.train.input_ids == image_id).sum(1) == TOKENS_PER_IMAGE).all()
+    assert len(stream.align) == SPEC["align"]["n"]
+
+
+def test_loading_twice_gives_the_same_tokens(stream, stream_yaml):
+    again = load_stream_data(stream_yaml, TOKENS_PER_IMAGE)
+    assert again.tokenizer.get_vocab() == stream.tokenizer.get_vocab()
+    for one, two in zip(stream.tasks, again.tasks, strict=True):
+        assert torch.equal(one.train.input_ids, two.train.input_ids)
+        assert torch.equal(one.test.labels, two.test.labels)
+
+
+def test_records_sharing_an_image_share_its_row(stream_yaml, tmp_path):
+    folder = shutil.copytree(stream_yaml.parent, tmp_path / "stream")
+    shared = _records(folder / "where/train.jsonl")[0]["image"]
+    test_file = folder / "plus/test.jsonl"
+    records = _records(test_file)
+    records[0]["image"] = shared
+    test_file.write_text("".join(json.dumps(r) + "\n" for r in records))
+    data = load_stream_data(folder / "stream.yaml", TOKENS_PER_IMAGE)
+    n_records = SPEC["align"]["n"] + sum(t["train"] + t["test"] for t in SPEC["tasks"])
+    assert len(data.pixels) == n_records - 1
+    where, plus = data.tasks
+    assert int(plus.test.image[0]) == int(where.train.image[0])
+
+
+def test_a_record_with_two_images_is_refused(stream_yaml, tmp_path):
+    folder = shutil.copytree(stream_yaml.parent, tmp_path / "stream")
+    train_file = folder / "where/train.jsonl"
+    records = _records(train_file)
+    first = records[0]
+    first["image"] = [first["image"], records[1]["image"]]
+    first["conversations"][0]["value"] = "<image>\n<image>\nwhere is the digit ?"
+    train_file.write_text("".join(json.dumps(r) + "\n" for r in records))
+    with pytest.raises(ValueError, match=r"where/train: record where-train-00000 has 2 images"):
+        load_stream_data(folder / "stream.yaml", TOKENS_PER_IMAGE)
+
+
+def test_a_coin_layout_stream_with_image_files_loads(tmp_path):
+    """Two records as CoIN ships them: jpg/png paths under an image root, no generator labels."""
+    import cv2
+
+    rng = np.random.default_rng(0)
+    images = rng.integers(0, 256, size=(2, 16, 16, 3), dtype=np.uint8)
+    (tmp_path / "coco").mkdir()
+    for i, image in enumerate(images):
+        cv2.imwrite(str(tmp_path / "coco" / f"{i}.png"), cv2.cvtColor(image, cv2.COLOR_RGB2BGR))
+    lines = [
+        {
+            "id": 17 + i,
+            "image": f"coco/{i}.png",
+            "conversations": [
+                {"from": "human", "value": "<image>\nWhat animal is this?"},
+                {"from": "gpt", "value": answer},
+            ],
+        }
+        for i, answer in enumerate(["cat", "dog"])
+    ]
+    (tmp_path / "vqa").mkdir()
+    for split in ("train", "test"):
+        (tmp_path / "vqa" / f"{split}.jsonl").write_text(
+            "".join(json.dumps(line) + "\n" for line in lines)
+        )
+    (tmp_path / "stream.yaml").write_text(
+        "name: coin2\nimage_root: .\ntasks:\n"
+        "- {name: vqa, train: vqa/train.jsonl, test: vqa/test.jsonl, metric: vqa_acc}\n"
+    )
+    data = load_stream_data(tmp_path / "stream.yaml", 4)
+    assert data.align is None and torch.equal(data.pixels, pixel_values(images))
+    (task,) = data.tasks
+    assert task.name == "vqa" and task.train.image.tolist() == [0, 1]
+    assert not task.train.visual_needed.any()
+    assert task.choices.tolist() == sorted(
+        data.tokenizer(" cat dog", add_special_tokens=False).input_ids
+    )
+
+
+def test_stream_words_and_answer_choices(stream):
+    assert stream_words([]) == []
+    tokenizer = stream.tokenizer
+    assert answer_choices(tokenizer, ["two words", "one"]) is None
+    assert answer_choices(tokenizer, ["seven", "two", "seven"]).tolist() == sorted(
+        tokenizer(" seven two", add_special_tokens=False).input_ids
+    )

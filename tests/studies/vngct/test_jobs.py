@@ -1,0 +1,105 @@
+"""The study's jobs: params checks, the aligned-model artifact and a run's metrics file."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from reprolab.core.io import read_json
+from reprolab.studies.vngct.jobs import METHODS, align_model, check_params, run_method
+
+PARAMS = {
+    "stream": "synthcit",
+    "methods": list(METHODS),
+    "epochs": {"where": 1, "plus": 1},
+    "model": {
+        "image_size": 16,
+        "patch_size": 4,
+        "hidden": 16,
+        "layers": 1,
+        "heads": 2,
+        "calibration_width": 8,
+    },
+    "align": {"steps": 3, "lr": 0.001, "warmup_steps": 2, "batch_size": 4},
+    "training": {
+        "batch_size": 8,
+        "lr_language": 0.0005,
+        "lr_visual": 0.001,
+        "lr_calibration": 0.001,
+        "weight_decay": 0.0,
+        "gate_floor": 0.05,
+        "gate_noise_quantile": 0.05,
+        "calibration_weight": 1.0,
+        "ewc_strength": 10.0,
+        "fisher_batches": 1,
+        "eval_batch_size": 64,
+    },
+}
+STREAMS = {"synthcit": {"synthetic": {}}}
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        ({"stream": "coin"}, "vngct.stream: 'coin' is not an instr.streams entry"),
+        ({"methods": ["seqft", "lwf"]}, "vngct.methods: unknown ['lwf']"),
+        ({"methods": ["seqft", "random_gate"]}, "random_gate matches vngct's routing"),
+    ],
+)
+def test_check_params_names_the_bad_key(change, expected):
+    with pytest.raises(ValueError, match=expected.replace("[", r"\[").replace("]", r"\]")):
+        check_params({**PARAMS, **change}, STREAMS)
+
+
+def test_check_params_accepts_the_defaults():
+    check_params(PARAMS, STREAMS)
+
+
+@pytest.fixture(scope="module")
+def aligned(stream_yaml, tmp_path_factory):
+    """A tiny model aligned for seed 0, saved as the align rule saves it."""
+    folder = tmp_path_factory.mktemp("align") / "seed0"
+    summary = align_model(stream_yaml, 0, PARAMS, 1, folder)
+    return folder, summary
+
+
+def test_align_saves_a_loadable_model_and_its_losses(aligned):
+    folder, summary = aligned
+    assert (folder / "config.json").is_file() and (folder / "model.safetensors").is_file()
+    assert summary["steps"] == 3
+    assert read_json(folder / "align_summary.json") == pytest.approx(summary)
+
+
+def test_run_writes_identical_metrics_twice_and_the_random_gate_copies_rates(
+    aligned, stream_yaml, tmp_path, torch_one_thread
+):
+    folder, _ = aligned
+    first = run_method("vngct", stream_yaml, folder, 0, PARAMS, 1, tmp_path / "a")
+    run_method("vngct", stream_yaml, folder, 0, PARAMS, 1, tmp_path / "b")
+    assert (tmp_path / "a/metrics.json").read_bytes() == (tmp_path / "b/metrics.json").read_bytes()
+    assert first["tasks"] == ["where", "plus"]
+    assert len(first["accuracy"]["all"]) == 2 and len(first["routing"]) == 2
+    assert len(first["swap"]["final_projector"]) == 1
+    where, plus = first["held_out_necessity"]  # position items all need the image, arith none
+    assert plus["auroc"] != plus["auroc"] and where["text_mean"] != where["text_mean"]
+    with pytest.raises(ValueError, match="random_gate needs the metrics of vngct"):
+        run_method("random_gate", stream_yaml, folder, 0, PARAMS, 1, tmp_path / "c")
+    matched = run_method(
+        "random_gate",
+        stream_yaml,
+        folder,
+        0,
+        PARAMS,
+        1,
+        tmp_path / "c",
+        tmp_path / "a/metrics.json",
+    )
+    assert matched["method"] == "random_gate"
+
+
+def test_training_settings_are_checked(stream_yaml):
+    params = copy.deepcopy(PARAMS)
+    params["training"]["gate_typo"] = 1.0
+    with pytest.raises(TypeError, match="gate_typo"):
+        check_params(params, STREAMS)

@@ -1,0 +1,18 @@
+"""Rule glue: one vngct method tunes one seed's aligned model through the stream."""
+
+from pathlib import Path
+
+from reprolab.core.progress import job_log
+from reprolab.studies.vngct.jobs import run_method
+
+with job_log(snakemake.log[0]):
+    run_method(
+        snakemake.wildcards.method,
+        snakemake.params.stream,
+        snakemake.input.model,
+        int(snakemake.wildcards.seed),
+        dict(snakemake.params.study),
+        snakemake.threads,
+        Path(snakemake.output.metrics).parent,
+        snakemake.input.get("matched"),
+    )
