@@ -61,6 +61,14 @@ class Method:
         if self.freeze_visual and self.gate != "all":
             raise ValueError("a frozen visual path has nothing to gate")
 
+    @property
+    def fixed_routing_rate(self) -> float | None:
+        """Share of samples that update the projector when no gate decides: 0 with the visual
+        path frozen, 1 without a gate; None when a gate routes."""
+        if self.freeze_visual:
+            return 0.0
+        return 1.0 if self.gate == "all" else None
+
 
 @dataclass(frozen=True)
 class Training:

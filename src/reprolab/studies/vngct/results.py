@@ -24,6 +24,7 @@ import numpy as np
 from reprolab.core.claims import claims_document, paired_check
 from reprolab.core.io import read_json, write_json
 from reprolab.core.tables import Record, seed_stats, summarize, write_table
+from reprolab.studies.vngct.jobs import METHODS
 
 STUDY = "vngct"
 SCORES = {
@@ -35,7 +36,6 @@ SCORES = {
     "projector_forgetting": "projector share",
     "language_forgetting": "language share",
 }
-NO_GATE_RATE = {"seqft": 1.0, "ewc": 1.0, "freeze_visual": 0.0}
 
 
 def load_runs(methods: Sequence[str], seeds: Sequence[int], runs_dir: str | Path) -> dict:
@@ -58,8 +58,9 @@ def run_scores(run: dict[str, Any]) -> dict[str, float]:
 
 def routing_rates(method: str, run: dict[str, Any]) -> list[float]:
     """Share of each task's training samples that updated the projector."""
-    if method in NO_GATE_RATE:
-        return [NO_GATE_RATE[method]] * len(run["tasks"])
+    fixed = METHODS[method].fixed_routing_rate
+    if fixed is not None:
+        return [fixed] * len(run["tasks"])
     return [float(task["rate"]) for task in run["routing"]]
 
 
@@ -134,7 +135,7 @@ def gate_diagnostics(runs: dict) -> dict[str, Any]:
     """Per gated method and task: routing rate, precision and recall over seeds."""
     out = {}
     for method, method_runs in runs.items():
-        if method in NO_GATE_RATE:
+        if METHODS[method].fixed_routing_rate is not None:
             continue
         tasks = method_runs[0]["tasks"]
         out[method] = {
