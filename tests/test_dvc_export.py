@@ -40,3 +40,19 @@ def test_a_study_that_reads_videos_depends_on_the_video_stage_and_its_raw_truth(
     assert "data/video" in deps and "data/raw/video" in deps and "data/wsi" not in deps
     assert stages["visual_queries"]["outs"][0] == "data/visual_queries"
     assert list(stages).index("video") < list(stages).index("visual_queries")
+
+
+def test_a_study_depends_on_the_shared_packages_it_imports(tmp_path):
+    package = tmp_path / "study"
+    (package / "sub").mkdir(parents=True)
+    (package / "a.py").write_text("from reprolab.models.lora import LoRA\nimport numpy\n")
+    (package / "sub" / "b.py").write_text(
+        "import reprolab.preprocess.instr.stream\n# reprolab.preprocess.wsi in a comment\n"
+    )
+    assert dvc_export.library_packages(package) == [
+        "src/reprolab/models",
+        "src/reprolab/preprocess/instr",
+    ]
+    stages = yaml.safe_load(dvc_export.render(load_yaml(ROOT / "params.yaml"), ROOT))["stages"]
+    assert "src/reprolab/models" in stages["vngct"]["deps"]
+    assert "src/reprolab/models" not in stages["ndfa"]["deps"]

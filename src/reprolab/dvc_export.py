@@ -2,7 +2,8 @@
 
 One DVC stage per study in `studies` runs Snakemake on that study's target rule; its deps are
 the code the study's rules use (the rule file, every script and notebook it names, common rules,
-the core library and the study package), its params are the global keys and its own section, and
+the core library, the study package and the shared packages it imports: `reprolab.models`, a
+preprocessing family's package), its params are the global keys and its own section, and
 its outs are the study's data folder (when its rules write one), its runs and each contract file
 (tables, claims and the report as cached outs; metrics.json as a DVC metric). A study whose
 rules read the prepared data of a preprocessing family (a `data/<family>` path in its rule
@@ -34,6 +35,7 @@ GLOBAL_PARAMS = ("scale", "seeds", "threads", "scales")
 _REFERENCED = re.compile(r"""["'](\.\./(?:scripts|notebooks)/[^"']+)["']""")
 _FAMILY_DATA = re.compile(r"""["']data/([a-z_]+)[/"']""")
 _RAW_FAMILY_DATA = re.compile(r"""["']data/raw/([a-z_]+)[/"']""")
+_LIBRARY_IMPORT = re.compile(r"^\s*(?:from|import) reprolab\.(models|preprocess\.[a-z_]+)", re.M)
 
 
 def referenced_files(rule_file: Path) -> list[str]:
@@ -52,6 +54,17 @@ def raw_families_read(rule_file: Path) -> list[str]:
     """Preprocessing families whose raw data (`data/raw/<family>/...`) a rule file reads."""
     named = set(_RAW_FAMILY_DATA.findall(rule_file.read_text()))
     return sorted(named & set(known_families()))
+
+
+def library_packages(package: Path) -> list[str]:
+    """The shared packages a study package imports (`src/reprolab/models`, a preprocessing
+    family's `src/reprolab/preprocess/<family>`), as dependency folders."""
+    found = {
+        name.replace(".", "/")
+        for source in sorted(package.rglob("*.py"))
+        for name in _LIBRARY_IMPORT.findall(source.read_text())
+    }
+    return sorted(f"src/reprolab/{name}" for name in found)
 
 
 def family_stage(family: str, root: Path) -> dict[str, Any]:
@@ -80,6 +93,7 @@ def study_stage(study: str, root: Path) -> dict[str, Any]:
         *referenced_files(root / rule_file),
         f"workflow/notebooks/{study}.ipynb",
         f"src/reprolab/studies/{study}",
+        *library_packages(root / "src/reprolab/studies" / study),
         *(f"data/{family}" for family in families_used(root / rule_file)),
         *(f"data/raw/{family}" for family in raw_families_read(root / rule_file)),
     ]

@@ -17,7 +17,7 @@ from tests.conftest import BIN, run
 
 pytestmark = pytest.mark.integration
 CI = ["--config", "scale=ci"]
-STUDIES = ("ndfa", "ssg", "visual_queries", "vngct")
+STUDIES = ("ndfa", "ssg", "visual_queries", "vngct", "bilevel_ht", "icl_manifold", "pem")
 RULES = (
     "ndfa_train",
     "wsi_tile",
@@ -27,6 +27,9 @@ RULES = (
     "visual_queries_run",
     "instr_check",
     "vngct_run",
+    "bilevel_ht_run",
+    "icl_manifold_eval",
+    "pem_run",
 )
 HASHED = (
     "table.csv",

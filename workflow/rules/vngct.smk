@@ -1,7 +1,8 @@
-# vngct: visual-necessity-gated continual instruction tuning (paper 1). Per seed a tiny LLaVA is
-# built and aligned on the stream's captions (a cached artifact); then one job per (method,
-# seed) tunes it through the stream; the random gate reads VNG-CT's routing rates of the same
-# seed. Then the table and claims, provenance and report.
+# vngct: visual-necessity-gated continual instruction tuning (paper 1). A tiny LLaVA is built
+# and aligned on the stream's captions (a cached artifact; at paper scale a local checkpoint
+# instead); then one job per (method, seed) tunes it through the stream; the random
+# gate reads VNG-CT's routing rates of the same seed. Then the table and claims, provenance and
+# report.
 from reprolab.studies.vngct.jobs import check_params as vngct_check_params
 from reprolab.studies.vngct.jobs import matched_run as vngct_matched_run
 
@@ -15,6 +16,9 @@ VNGCT_INPUTS = {
     **({"stream": VNGCT_SOURCE} if "synthetic" in VNGCT_ENTRY else {}),
     "check": f"data/instr/{VNGCT['stream']}/check.json",
 }
+# Paper scale tunes a local checkpoint folder, read as it is like a real stream (no alignment
+# job, not a declared input); smoke and ci align one tiny LLaVA, the checkpoint of every seed.
+VNGCT_ALIGNED = "data/vngct/aligned"
 VNGCT_RUNS = [
     f"results/vngct/runs/{method}/seed{seed}/metrics.json"
     for method in VNGCT["methods"]
@@ -26,11 +30,9 @@ rule vngct_align:
     input:
         **VNGCT_INPUTS,
     output:
-        model=directory("data/vngct/align/seed{seed}"),
+        model=directory(VNGCT_ALIGNED),
     log:
-        "logs/vngct/align/seed{seed}.log",
-    wildcard_constraints:
-        seed=r"\d+",
+        "logs/vngct/align.log",
     conda:
         "../../envs/torch.yaml"
     threads: THREADS
@@ -50,7 +52,7 @@ rule vngct_run:
             lambda wc: vngct_matched_run(wc.method, int(wc.seed), "results/vngct/runs")
         ),
         **VNGCT_INPUTS,
-        model="data/vngct/align/seed{seed}",
+        **({} if VNGCT["checkpoint"] else {"model": VNGCT_ALIGNED}),
     output:
         metrics="results/vngct/runs/{method}/seed{seed}/metrics.json",
     log:

@@ -1,4 +1,4 @@
-"""Rule glue: build and align the seed's tiny LLaVA on the stream's alignment records."""
+"""Rule glue: build and align the study's tiny LLaVA on the stream's alignment records."""
 
 from reprolab.core.progress import job_log
 from reprolab.studies.vngct.jobs import align_model
@@ -6,7 +6,6 @@ from reprolab.studies.vngct.jobs import align_model
 with job_log(snakemake.log[0]):
     summary = align_model(
         snakemake.params.stream,
-        int(snakemake.wildcards.seed),
         dict(snakemake.params.study),
         snakemake.threads,
         snakemake.output.model,

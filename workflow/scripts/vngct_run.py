@@ -1,4 +1,5 @@
-"""Rule glue: one vngct method tunes one seed's aligned model through the stream."""
+"""Rule glue: one vngct method tunes a model (the seed's aligned one, or the checkpoint) through
+the stream."""
 
 from pathlib import Path
 
@@ -9,7 +10,7 @@ with job_log(snakemake.log[0]):
     run_method(
         snakemake.wildcards.method,
         snakemake.params.stream,
-        snakemake.input.model,
+        snakemake.input.get("model", snakemake.params.study["checkpoint"]),
         int(snakemake.wildcards.seed),
         dict(snakemake.params.study),
         snakemake.threads,

@@ -162,8 +162,13 @@ def build_tiny_llava(
     hidden: int = 64,
     layers: int = 2,
     heads: int = 4,
+    pixel_mean_std: tuple[float, float] | None = None,
 ) -> tuple[LlavaForConditionalGeneration, LlavaProcessor]:
-    """A seeded random tiny LLaVA model (in eval mode) and the matching processor."""
+    """A seeded random tiny LLaVA model (in eval mode) and the matching processor.
+
+    `pixel_mean_std` replaces CLIP's per-channel normalisation by one mean and std for every
+    channel (``(0.5, 0.5)`` maps pixel values to [-1, 1]).
+    """
     image_token_id = tokenizer.convert_tokens_to_ids(IMAGE)
     if image_token_id is None or image_token_id == tokenizer.unk_token_id:
         raise ValueError(f"the tokenizer has no {IMAGE} token; build it with build_tokenizer")
@@ -173,8 +178,14 @@ def build_tiny_llava(
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         model = LlavaForConditionalGeneration(config)
+    normalisation = {}
+    if pixel_mean_std is not None:
+        mean, std = pixel_mean_std
+        normalisation = {"image_mean": [mean] * 3, "image_std": [std] * 3}
     image_processor = CLIPImageProcessorPil(
-        size={"shortest_edge": image_size}, crop_size={"height": image_size, "width": image_size}
+        size={"shortest_edge": image_size},
+        crop_size={"height": image_size, "width": image_size},
+        **normalisation,
     )
     processor = LlavaProcessor(
         image_processor=image_processor,

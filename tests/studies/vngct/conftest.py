@@ -2,7 +2,9 @@
 
 `stream` is a two-task SynthCIT stream (a visual `position` task, then a text-only `arith`
 task, plus a few alignment captions) built once per session with the real generator and loaded
-through `load_stream_data`; tests must not modify it. `make_adapter(seed)` builds a fresh
+through `load_stream_data` with a tiny LLaVA processor (`processor`: word-level tokenizer of
+the stream's words, pixel values in [-1, 1], as the alignment job builds it; `load_data` loads
+another stream.yaml with it); tests must not modify it. `make_adapter(seed)` builds a fresh
 `MLLMAdapter` over a real `LlavaForConditionalGeneration` (16×16 images, 4×4 patches, so 16
 image tokens; hidden 32, one layer), seeded entirely by `seed`: the calibration MLP's first
 layer, which the adapter draws from torch's global RNG, is drawn under a forked, seeded RNG, so
@@ -16,10 +18,12 @@ from collections.abc import Callable
 import pytest
 import torch
 
-from reprolab.models.tiny_vlm import build_tiny_llava
+from reprolab.models.tiny_vlm import build_tiny_llava, build_tokenizer
+from reprolab.preprocess.instr.stream import load_stream
 from reprolab.preprocess.instr.synthcit import SynthCITSpec, build_synthcit
 from reprolab.studies.vngct.adapter import MLLMAdapter
-from reprolab.studies.vngct.data import StreamData, load_stream_data
+from reprolab.studies.vngct.data import StreamData, load_stream_data, stream_vocabulary
+from reprolab.studies.vngct.jobs import TINY_PIXEL_MEAN_STD
 
 IMAGE_SIZE, PATCH = 16, 4
 TOKENS_PER_IMAGE = (IMAGE_SIZE // PATCH) ** 2
@@ -41,10 +45,42 @@ def stream_yaml(tmp_path_factory):
     return build_synthcit(SynthCITSpec.from_params(SPEC), tmp_path_factory.mktemp("synthcit"))
 
 
+def tiny_processor(stream_yaml):
+    """A tiny LLaVA processor for the stream of `stream_yaml`, as the alignment job builds it."""
+    tokenizer = build_tokenizer(stream_vocabulary(load_stream(stream_yaml)))
+    _, processor = build_tiny_llava(
+        tokenizer,
+        0,
+        IMAGE_SIZE,
+        PATCH,
+        hidden=8,
+        layers=1,
+        heads=1,
+        pixel_mean_std=TINY_PIXEL_MEAN_STD,
+    )
+    return processor
+
+
 @pytest.fixture(scope="session")
-def stream(stream_yaml) -> StreamData:
+def processor(stream_yaml):
+    """The tiny stream's processor."""
+    return tiny_processor(stream_yaml)
+
+
+@pytest.fixture(scope="session")
+def load_data(processor) -> Callable[..., StreamData]:
+    """Load a stream.yaml into tensors with the tiny processor."""
+
+    def load(path, tokens_per_image: int = TOKENS_PER_IMAGE) -> StreamData:
+        return load_stream_data(load_stream(path), processor, tokens_per_image)
+
+    return load
+
+
+@pytest.fixture(scope="session")
+def stream(stream_yaml, load_data) -> StreamData:
     """The tiny stream loaded into tensors."""
-    return load_stream_data(stream_yaml, TOKENS_PER_IMAGE)
+    return load_data(stream_yaml)
 
 
 @pytest.fixture(scope="session")

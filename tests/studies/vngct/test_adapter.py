@@ -60,7 +60,7 @@ def test_parameter_paths_are_disjoint_and_cover_every_trainable_parameter(make_a
 
 def test_tower_features_drop_the_cls_token(make_adapter, stream):
     adapter = make_adapter(0)
-    features = adapter.tower_features(stream.pixels[:3])
+    features = adapter.tower_features(stream.images.pixels()[:3])
     assert features.shape == (3, 16, 32) and not features.requires_grad
 
 
@@ -74,7 +74,7 @@ def test_calibration_scale_is_exactly_one_at_init():
 def test_calibrating_an_untrained_adapter_changes_nothing(make_adapter, stream):
     adapter = make_adapter(0)
     ids, mask, _, image = _pad_pair(stream)
-    features = adapter.tower_features(stream.pixels)[image]
+    features = adapter.tower_features(stream.images.pixels())[image]
     with torch.no_grad():
         plain = adapter(ids, mask, features)
         calibrated = adapter(ids, mask, features, calibrate=True)
@@ -105,7 +105,7 @@ def test_gradient_routing_with_the_gate_set_after_the_forward(make_adapter, stre
     adapter = make_adapter(0)
     _perturb_calibration(adapter)
     ids, mask, labels, image = _pad_pair(stream)
-    features = adapter.tower_features(stream.pixels)[image]
+    features = adapter.tower_features(stream.images.pixels())[image]
     visual, language = adapter.visual_parameters(), adapter.language_parameters()
     calibration = adapter.calibration_parameters()
 
@@ -145,7 +145,7 @@ def test_gradient_routing_with_the_gate_set_after_the_forward(make_adapter, stre
 def test_backward_without_a_gate_is_refused(make_adapter, stream):
     adapter = make_adapter(0)
     ids, mask, labels, image = _pad_pair(stream)
-    features = adapter.tower_features(stream.pixels)[image]
+    features = adapter.tower_features(stream.images.pixels())[image]
     slot = GateSlot()
     loss = answer_loss(adapter(ids, mask, features, routing=slot), labels).mean()
     with pytest.raises(RuntimeError, match=r"gate slot holds None.*\(2,\) before backward"):
@@ -158,6 +158,6 @@ def test_backward_without_a_gate_is_refused(make_adapter, stream):
 def test_a_batch_without_matching_image_tokens_is_refused(make_adapter, stream):
     adapter = make_adapter(0)
     ids, mask, _, image = _pad_pair(stream)
-    features = adapter.tower_features(stream.pixels)[image]
+    features = adapter.tower_features(stream.images.pixels())[image]
     with pytest.raises(ValueError, match=r"32 <image> token positions for 1 images × 16 tokens"):
         adapter(ids, mask, features[:1])

@@ -35,7 +35,7 @@ EPOCHS = [1, 1]
 
 
 def _run(adapter, stream, method, training=TRAINING, seed=0, **kwargs) -> StreamResult:
-    features = adapter.tower_features(stream.pixels)
+    features = adapter.tower_features(stream.images.pixels())
     return run_stream(adapter, features, stream.tasks, EPOCHS, method, training, seed, **kwargs)
 
 
@@ -67,7 +67,7 @@ def _assert_same_result(one: StreamResult, two: StreamResult) -> None:
 def test_necessity_is_zero_without_a_projector(make_adapter, stream):
     adapter = make_adapter(0)
     batch = stream.tasks[0].test
-    image = adapter.tower_features(stream.pixels)[batch.image]
+    image = adapter.tower_features(stream.images.pixels())[batch.image]
     before = necessity(adapter, batch, image, shifted(image))
     assert before.shape == (len(batch),) and (before != 0).any()  # the image matters a little
     projector = adapter.model.model.multi_modal_projector
@@ -81,7 +81,7 @@ def test_necessity_is_large_once_the_answer_is_read_off_the_image(make_adapter, 
     """300 AdamW steps on the position task (chance: ln 4 = 1.39 nats) teach a tiny model to
     read the quadrant; on held-out items the shifted neighbour's image then costs nats."""
     adapter = make_adapter(0)
-    features = adapter.tower_features(stream.pixels)
+    features = adapter.tower_features(stream.images.pixels())
     task = stream.tasks[0]
     trainable = [p for p in adapter.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(trainable, lr=3e-3, weight_decay=0.0)
@@ -110,7 +110,7 @@ def test_the_steps_gate_reads_the_necessity_of_its_own_forward(make_adapter, str
     _, gate, *_ = _one_step(make_adapter, stream, Method(gate="necessity"), training)
     adapter = _perturbed(make_adapter)
     batch = stream.tasks[0].train.take(torch.arange(16))
-    image = adapter.tower_features(stream.pixels)[batch.image]
+    image = adapter.tower_features(stream.images.pixels())[batch.image]
     v = necessity(adapter, batch, image, shifted(image))
     expected = NecessityGate(training.gate_floor, training.gate_noise_quantile)(v)
     assert torch.equal(gate, expected) and 0 < int(gate.sum()) < len(gate)
@@ -164,7 +164,7 @@ def _perturbed(make_adapter) -> MLLMAdapter:
 def _one_step(make_adapter, stream, method, training, gate_seed=0):
     """One `_step` on a fresh (perturbed) adapter; every parameter's .grad and the gate."""
     adapter = _perturbed(make_adapter)
-    features = adapter.tower_features(stream.pixels)
+    features = adapter.tower_features(stream.images.pixels())
     batch = stream.tasks[0].train.take(torch.arange(16))
     trainable = [p for p in adapter.parameters() if p.requires_grad]
     optimizer = torch.optim.SGD(trainable, lr=0.1)
@@ -285,7 +285,7 @@ def test_methods_and_runs_refuse_bad_settings(make_adapter, stream):
     with pytest.raises(ValueError, match="a frozen visual path has nothing to gate"):
         Method(gate="necessity", freeze_visual=True)
     adapter = make_adapter(0)
-    features = adapter.tower_features(stream.pixels)
+    features = adapter.tower_features(stream.images.pixels())
     random = Method(gate="random")
     with pytest.raises(ValueError, match=r"the random gate needs one routing rate per task \(2\)"):
         run_stream(adapter, features, stream.tasks, EPOCHS, random, TRAINING, 0)
@@ -322,7 +322,7 @@ def test_ewc_acts_only_after_the_first_consolidation(make_adapter, stream):
     runs = []
     for strength in (0.0, 10.0):
         adapter = make_adapter(0)
-        features = adapter.tower_features(stream.pixels)
+        features = adapter.tower_features(stream.images.pixels())
         training = Training(batch_size=16, eval_batch_size=32, ewc_strength=strength)
         method = Method(ewc=True)
         runs.append(run_stream(adapter, features, stream.tasks, [1, 3], method, training, 0))
@@ -334,7 +334,7 @@ def test_ewc_acts_only_after_the_first_consolidation(make_adapter, stream):
 
 def test_evaluate_ranks_among_choices_or_falls_back_to_exact_match(make_adapter, stream):
     adapter = make_adapter(0)
-    features = adapter.tower_features(stream.pixels)
+    features = adapter.tower_features(stream.images.pixels())
     task = stream.tasks[0]
     ranked, exact = evaluate(adapter, features, task.test, task.choices, False, 5)
     assert ranked.dtype == bool and ranked.shape == exact.shape == (len(task.test),)
@@ -349,7 +349,7 @@ def test_swap_accuracy_scores_the_swapped_paths_and_restores_the_final_model(mak
     adapter = make_adapter(0)
     result = _run(adapter, stream, Method())
     final = _state(adapter)
-    features = adapter.tower_features(stream.pixels)
+    features = adapter.tower_features(stream.images.pixels())
     out = swap_accuracy(adapter, features, stream.tasks, result, False, 32)
     _assert_same_state(final, _state(adapter))
     assert set(out) == {"final_projector", "old_projector"}
@@ -368,7 +368,7 @@ def test_swap_accuracy_scores_the_swapped_paths_and_restores_the_final_model(mak
 def test_swap_accuracy_is_nan_for_a_task_without_visual_items(make_adapter, stream):
     adapter = make_adapter(0)
     tasks = stream.tasks[::-1]  # the text-only task first
-    features = adapter.tower_features(stream.pixels)
+    features = adapter.tower_features(stream.images.pixels())
     result = run_stream(adapter, features, tasks, EPOCHS, Method(), TRAINING, 0)
     out = swap_accuracy(adapter, features, tasks, result, False, 32)
     assert np.isnan(out["final_projector"][0]) and np.isnan(out["old_projector"][0])

@@ -11,14 +11,23 @@ import numpy as np
 import pytest
 import torch
 
+from reprolab.preprocess.instr.stream import load_stream
 from reprolab.studies.vngct.data import answer_choices, load_stream_data, stream_words
-from reprolab.studies.vngct.tensors import IGNORE, pixel_values
+from reprolab.studies.vngct.tensors import IGNORE
 
-from .conftest import SPEC, TOKENS_PER_IMAGE
+from .conftest import SPEC, TOKENS_PER_IMAGE, tiny_processor
 
 
 def _records(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def _scaled(images: np.ndarray) -> torch.Tensor:
+    """uint8 images → [N, 3, H, W] in [-1, 1], what the tiny processor gives."""
+    pixels = torch.as_tensor(images, dtype=torch.float32) / 127.5 - 1.0
+    if pixels.dim() == 3:
+        return pixels[:, None].expand(-1, 3, -1, -1)
+    return pixels.permute(0, 3, 1, 2)
 
 
 def test_every_distinct_image_is_one_pixel_row(stream, stream_yaml):
@@ -27,8 +36,9 @@ def test_every_distinct_image_is_one_pixel_row(stream, stream_yaml):
         images = file["images"][:]
     assert len(images) == n_records  # the generator gives every record its own image
     # first appearance order is the file's (alignment, then each task's train and test)
-    assert torch.equal(stream.pixels, pixel_values(images))
-    assert stream.pixels.shape == (n_records, 3, 16, 16)
+    pixels = stream.images.pixels()
+    assert pixels.shape == (n_records, 3, 16, 16)
+    torch.testing.assert_close(pixels, _scaled(images))
     used = torch.cat(
         [stream.align.image] + [s.image for t in stream.tasks for s in (t.train, t.test)]
     )
@@ -58,29 +68,29 @@ def test_tasks_keep_their_order_sizes_labels_and_choices(stream, stream_yaml):
     assert len(stream.align) == SPEC["align"]["n"]
 
 
-def test_loading_twice_gives_the_same_tokens(stream, stream_yaml):
-    again = load_stream_data(stream_yaml, TOKENS_PER_IMAGE)
+def test_loading_twice_gives_the_same_tokens(stream, stream_yaml, load_data):
+    again = load_data(stream_yaml)
     assert again.tokenizer.get_vocab() == stream.tokenizer.get_vocab()
     for one, two in zip(stream.tasks, again.tasks, strict=True):
         assert torch.equal(one.train.input_ids, two.train.input_ids)
         assert torch.equal(one.test.labels, two.test.labels)
 
 
-def test_records_sharing_an_image_share_its_row(stream_yaml, tmp_path):
+def test_records_sharing_an_image_share_its_row(stream_yaml, tmp_path, load_data):
     folder = shutil.copytree(stream_yaml.parent, tmp_path / "stream")
     shared = _records(folder / "where/train.jsonl")[0]["image"]
     test_file = folder / "plus/test.jsonl"
     records = _records(test_file)
     records[0]["image"] = shared
     test_file.write_text("".join(json.dumps(r) + "\n" for r in records))
-    data = load_stream_data(folder / "stream.yaml", TOKENS_PER_IMAGE)
+    data = load_data(folder / "stream.yaml")
     n_records = SPEC["align"]["n"] + sum(t["train"] + t["test"] for t in SPEC["tasks"])
-    assert len(data.pixels) == n_records - 1
+    assert len(data.images) == n_records - 1
     where, plus = data.tasks
     assert int(plus.test.image[0]) == int(where.train.image[0])
 
 
-def test_a_record_with_two_images_is_refused(stream_yaml, tmp_path):
+def test_a_record_with_two_images_is_refused(stream_yaml, tmp_path, load_data):
     folder = shutil.copytree(stream_yaml.parent, tmp_path / "stream")
     train_file = folder / "where/train.jsonl"
     records = _records(train_file)
@@ -89,7 +99,7 @@ def test_a_record_with_two_images_is_refused(stream_yaml, tmp_path):
     first["conversations"][0]["value"] = "<image>\n<image>\nwhere is the digit ?"
     train_file.write_text("".join(json.dumps(r) + "\n" for r in records))
     with pytest.raises(ValueError, match=r"where/train: record where-train-00000 has 2 images"):
-        load_stream_data(folder / "stream.yaml", TOKENS_PER_IMAGE)
+        load_data(folder / "stream.yaml")
 
 
 def test_a_coin_layout_stream_with_image_files_loads(tmp_path):
@@ -121,8 +131,10 @@ def test_a_coin_layout_stream_with_image_files_loads(tmp_path):
         "name: coin2\nimage_root: .\ntasks:\n"
         "- {name: vqa, train: vqa/train.jsonl, test: vqa/test.jsonl, metric: vqa_acc}\n"
     )
-    data = load_stream_data(tmp_path / "stream.yaml", 4)
-    assert data.align is None and torch.equal(data.pixels, pixel_values(images))
+    stream_yaml = tmp_path / "stream.yaml"
+    data = load_stream_data(load_stream(stream_yaml), tiny_processor(stream_yaml), 4)
+    assert data.align is None
+    torch.testing.assert_close(data.images.pixels(), _scaled(images))
     (task,) = data.tasks
     assert task.name == "vqa" and task.train.image.tolist() == [0, 1]
     assert not task.train.visual_needed.any()
@@ -138,3 +150,14 @@ def test_stream_words_and_answer_choices(stream):
     assert answer_choices(tokenizer, ["seven", "two", "seven"]).tolist() == sorted(
         tokenizer(" seven two", add_special_tokens=False).input_ids
     )
+
+
+def test_the_prompt_template_wraps_every_prompt(stream_yaml, processor):
+    data = load_stream_data(load_stream(stream_yaml), processor, TOKENS_PER_IMAGE, "where {prompt}")
+    plain = load_stream_data(load_stream(stream_yaml), processor, TOKENS_PER_IMAGE)
+    wrapped, bare = data.tasks[0].train, plain.tasks[0].train
+    extra = wrapped.input_ids.shape[1] - bare.input_ids.shape[1]  # "where" and a space
+    assert extra >= 1 and processor.tokenizer.decode(wrapped.input_ids[0, 1]) == "where"
+    assert torch.equal(wrapped.input_ids[:, 1 + extra :], bare.input_ids[:, 1:])
+    with pytest.raises(ValueError, match="has no {prompt} field"):
+        load_stream_data(load_stream(stream_yaml), processor, TOKENS_PER_IMAGE, "USER:")

@@ -3,14 +3,25 @@
 from __future__ import annotations
 
 import copy
+import socket
 
 import pytest
 
 from reprolab.core.io import read_json
-from reprolab.studies.vngct.jobs import METHODS, align_model, check_params, run_method
+from reprolab.studies.vngct.jobs import (
+    METHODS,
+    align_model,
+    check_params,
+    load_model,
+    run_method,
+)
 
 PARAMS = {
     "stream": "synthcit",
+    "checkpoint": None,
+    "prompt_template": "{prompt}",
+    "runtime": {"device": "cpu", "dtype": "float32", "cache_features": True},
+    "lora": {"rank": 0, "alpha": 16, "dropout": 0.0, "targets": ["q_proj", "v_proj"]},
     "methods": list(METHODS),
     "epochs": {"where": 1, "plus": 1},
     "model": {
@@ -21,7 +32,7 @@ PARAMS = {
         "heads": 2,
         "calibration_width": 8,
     },
-    "align": {"steps": 3, "lr": 0.001, "warmup_steps": 2, "batch_size": 4},
+    "align": {"seed": 0, "steps": 3, "lr": 0.001, "warmup_steps": 2, "batch_size": 4},
     "training": {
         "batch_size": 8,
         "lr_language": 0.0005,
@@ -36,6 +47,7 @@ PARAMS = {
         "eval_batch_size": 64,
     },
 }
+PARAMS_LORA = PARAMS["lora"]
 STREAMS = {"synthcit": {"synthetic": {}}}
 
 
@@ -45,6 +57,7 @@ STREAMS = {"synthcit": {"synthetic": {}}}
         ({"stream": "coin"}, "vngct.stream: 'coin' is not an instr.streams entry"),
         ({"methods": ["seqft", "lwf"]}, "vngct.methods: unknown ['lwf']"),
         ({"methods": ["seqft", "random_gate"]}, "random_gate matches vngct's routing"),
+        ({"lora": {**PARAMS_LORA, "rank": -1}}, "lora rank must be >= 0"),
     ],
 )
 def test_check_params_names_the_bad_key(change, expected):
@@ -58,9 +71,9 @@ def test_check_params_accepts_the_defaults():
 
 @pytest.fixture(scope="module")
 def aligned(stream_yaml, tmp_path_factory):
-    """A tiny model aligned for seed 0, saved as the align rule saves it."""
+    """The tiny model aligned and saved as the align rule saves it."""
     folder = tmp_path_factory.mktemp("align") / "seed0"
-    summary = align_model(stream_yaml, 0, PARAMS, 1, folder)
+    summary = align_model(stream_yaml, PARAMS, 1, folder)
     return folder, summary
 
 
@@ -103,3 +116,39 @@ def test_training_settings_are_checked(stream_yaml):
     params["training"]["gate_typo"] = 1.0
     with pytest.raises(TypeError, match="gate_typo"):
         check_params(params, STREAMS)
+
+
+@pytest.fixture
+def no_network(monkeypatch):
+    """Refuse every network connection for the test's duration."""
+
+    def refuse(*args, **kwargs):
+        raise OSError("network access refused by the test")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+
+
+def test_a_local_checkpoint_runs_with_lora_its_processor_and_no_network(
+    aligned, stream_yaml, tmp_path, torch_one_thread, no_network
+):
+    """Paper scale's path: a saved LLaVA folder (here the aligned tiny one) is the checkpoint;
+    the run uses the folder's tokenizer and image processor and LoRA on its language model."""
+    folder, _ = aligned
+    params = copy.deepcopy(PARAMS)
+    params["checkpoint"] = str(folder)
+    params["lora"]["rank"] = 2
+    params["runtime"]["cache_features"] = False
+    adapter, processor = load_model(folder, params, 0)
+    names = {name for name, p in adapter.named_parameters() if p.requires_grad}
+    language = {n for n in names if ".language_model." in n or n.startswith("model.lm_head")}
+    assert language and all("lora_" in n for n in language)
+    assert any("multi_modal_projector" in n for n in names)
+    assert processor.tokenizer.convert_tokens_to_ids("<image>") == adapter.image_token_id
+    out = run_method("seqft", stream_yaml, folder, 0, params, 1, tmp_path / "lora")
+    assert out["tasks"] == ["where", "plus"] and len(out["accuracy"]["all"]) == 2
+    run_method("seqft", stream_yaml, folder, 0, params, 1, tmp_path / "lora2")
+    once, twice = (tmp_path / name / "metrics.json" for name in ("lora", "lora2"))
+    assert once.read_bytes() == twice.read_bytes()
+    full = run_method("seqft", stream_yaml, folder, 0, PARAMS, 1, tmp_path / "full")
+    assert full["train_loss"] != out["train_loss"]

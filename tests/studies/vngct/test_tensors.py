@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import pytest
 import torch
 
@@ -14,7 +13,6 @@ from reprolab.studies.vngct.tensors import (
     answer_loss,
     encode_samples,
     exact_match,
-    pixel_values,
     ranked_match,
 )
 
@@ -86,20 +84,6 @@ def test_prompts_need_exactly_one_image(tokenizer, prompt, count):
 def test_answers_outside_the_vocabulary_are_refused(tokenizer):
     with pytest.raises(ValueError, match="sample 0: answer 'eight' has words outside"):
         _encode(tokenizer, ["<image>\nwhere ?"], ["eight"])
-
-
-def test_pixel_values_of_gray_and_rgb_images():
-    gray = np.array([[[0, 255], [51, 204]]], dtype=np.uint8)
-    pixels = pixel_values(gray)
-    assert pixels.shape == (1, 3, 2, 2) and pixels.dtype == torch.float32
-    expected = torch.tensor([[-1.0, 1.0], [51 / 127.5 - 1, 204 / 127.5 - 1]])
-    for channel in range(3):
-        torch.testing.assert_close(pixels[0, channel], expected)
-    rgb = np.zeros((1, 2, 2, 3), dtype=np.uint8)
-    rgb[..., 1] = 255
-    pixels = pixel_values(rgb)
-    assert pixels.shape == (1, 3, 2, 2)
-    assert (pixels[0, 1] == 1.0).all() and (pixels[0, [0, 2]] == -1.0).all()
 
 
 def _labels(*rows):

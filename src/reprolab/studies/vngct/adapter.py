@@ -18,7 +18,11 @@ smoke scale, a local checkpoint at paper scale) and exposes what continual tunin
 Choices: the calibration scale is ``s = 2·σ(MLP(mean of the question's token embeddings,
 detached))`` with the MLP's last layer zero-initialised, so ``s == 1.0`` exactly until it is
 trained and a model without the calibration path computes bit for bit what one with it does
-at initialisation. The whole tower stays frozen (paper scale may add LoRA to it; not here).
+at initialisation. The whole tower stays frozen (the card's optional LoRA on the tower is not
+built). With `lora` (paper scale), `peft` LoRA adapters on the language model's attention
+projections are the language path and its own weights stay frozen (`reprolab.models.lora`).
+The adapter works on the device and dtype its model was loaded with: pixel values are cast to
+the tower's, the calibration scale runs in float32 and gates follow the gradients' device.
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 from transformers import LlavaForConditionalGeneration
+
+from reprolab.models.lora import LoRA, add_lora
 
 
 class CalibrationScale(nn.Module):
@@ -70,7 +76,7 @@ class _Routed(torch.autograd.Function):
                 f"gate slot holds {None if gate is None else tuple(gate.shape)}, "
                 f"expected one gate per sample ({grad.shape[0]},) before backward"
             )
-        gate = gate.to(grad.dtype).reshape((-1,) + (1,) * (grad.dim() - 1))
+        gate = gate.to(grad.device, grad.dtype).reshape((-1,) + (1,) * (grad.dim() - 1))
         return grad * (1.0 - gate if ctx.invert else gate), None, None
 
 
@@ -86,18 +92,31 @@ def route(values: torch.Tensor, slot: GateSlot, invert: bool = False) -> torch.T
 class MLLMAdapter(nn.Module):
     """A LLaVA model seen as language, visual and calibration paths (see the module docstring)."""
 
-    def __init__(self, model: LlavaForConditionalGeneration, calibration_width: int = 32) -> None:
+    def __init__(
+        self,
+        model: LlavaForConditionalGeneration,
+        calibration_width: int = 32,
+        lora: LoRA | None = None,
+        lora_seed: int = 0,
+    ) -> None:
         super().__init__()
         self.model = model
         self.image_token_id = model.config.image_token_index
         hidden = model.config.text_config.hidden_size
-        self.calibration = CalibrationScale(hidden, calibration_width)
+        self.calibration = CalibrationScale(hidden, calibration_width).to(model.device)
         for parameter in self.model.model.vision_tower.parameters():
             parameter.requires_grad_(False)
+        if lora is not None and lora.enabled:
+            add_lora(self.model.model.language_model, lora, lora_seed)
+            self.model.model.language_model.to(model.device)
+            for parameter in self.model.lm_head.parameters():
+                parameter.requires_grad_(False)
 
     def language_parameters(self) -> list[nn.Parameter]:
-        """θ_L: the language model (embeddings included) and `lm_head`."""
-        return [*self.model.model.language_model.parameters(), *self.model.lm_head.parameters()]
+        """θ_L: the trainable part of the language model and `lm_head` (all of it without LoRA,
+        the LoRA adapters with it)."""
+        language = [*self.model.model.language_model.parameters(), *self.model.lm_head.parameters()]
+        return [parameter for parameter in language if parameter.requires_grad]
 
     def visual_parameters(self) -> list[nn.Parameter]:
         """θ_V: the multimodal projector."""
@@ -111,7 +130,9 @@ class MLLMAdapter(nn.Module):
     def tower_features(self, pixel_values: torch.Tensor) -> torch.Tensor:
         """Frozen vision-tower patch features ``[B, tokens, vision_hidden]`` (CLS dropped)."""
         config = self.model.config
-        output = self.model.model.vision_tower(pixel_values, output_hidden_states=True)
+        tower = self.model.model.vision_tower
+        pixel_values = pixel_values.to(tower.device, tower.dtype)
+        output = tower(pixel_values, output_hidden_states=True)
         features = output.hidden_states[config.vision_feature_layer]
         if config.vision_feature_select_strategy == "default":
             features = features[:, 1:]
@@ -143,7 +164,7 @@ class MLLMAdapter(nn.Module):
         if calibrate:
             is_text = (attention_mask.bool() & ~is_image).unsqueeze(-1).to(embeddings.dtype)
             question = (embeddings * is_text).sum(1) / is_text.sum(1).clamp(min=1.0)
-            scale = self.calibration(question.detach())
+            scale = self.calibration(question.detach().float())
             if routing is not None:
                 scale = route(scale, routing, invert=True)
             tokens = scale * tokens

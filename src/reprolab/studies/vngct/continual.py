@@ -105,11 +105,14 @@ def _projector(adapter: MLLMAdapter) -> torch.nn.Module:
     return adapter.model.model.multi_modal_projector
 
 
-def _snapshot(module: torch.nn.Module, skip: str | None = None) -> dict[str, torch.Tensor]:
+def _snapshot_rest(adapter: MLLMAdapter) -> dict[str, torch.Tensor]:
+    """Copies of every trainable parameter outside the projector (what the stream changes; a
+    frozen 7B base is not copied)."""
+    skip = "model.model.multi_modal_projector."
     return {
-        name: value.detach().clone()
-        for name, value in module.state_dict().items()
-        if skip is None or not name.startswith(skip)
+        name: parameter.detach().clone()
+        for name, parameter in adapter.named_parameters()
+        if parameter.requires_grad and not name.startswith(skip)
     }
 
 
@@ -172,11 +175,11 @@ def evaluate(
             logits = adapter(
                 batch.input_ids, batch.attention_mask, features[batch.image], calibrate
             )
-            exact.append(exact_match(logits, batch.labels).numpy())
+            exact.append(exact_match(logits, batch.labels).cpu().numpy())
             if choices is None:
                 ranked.append(exact[-1])
             else:
-                ranked.append(ranked_match(logits, batch.labels, choices).numpy())
+                ranked.append(ranked_match(logits, batch.labels, choices).cpu().numpy())
     return np.concatenate(ranked), np.concatenate(exact)
 
 
@@ -234,7 +237,7 @@ def run_stream(
                 )
                 losses.append(loss)
                 if gate is not None:
-                    routed.append(gate.numpy() > 0.5)
+                    routed.append(gate.cpu().numpy() > 0.5)
                     needed.append(batch.visual_needed.numpy())
         if method.ewc:
             ewc.consolidate(
@@ -255,8 +258,10 @@ def run_stream(
         ]
         result.correct.append([ranked for ranked, _ in scores])
         result.exact.append([exact for _, exact in scores])
-        result.projectors.append(_snapshot(_projector(adapter)))
-        result.others.append(_snapshot(adapter, skip="model.model.multi_modal_projector."))
+        result.projectors.append(
+            {k: v.detach().clone() for k, v in _projector(adapter).state_dict().items()}
+        )
+        result.others.append(_snapshot_rest(adapter))
     result.wall_s = time.perf_counter() - started
     return result
 
@@ -445,7 +450,8 @@ def held_out_necessity(
         for start in range(0, len(task.test), batch_size):
             batch = task.test.take(torch.arange(start, min(start + batch_size, len(task.test))))
             image = features[batch.image]
-            values.append(necessity(adapter, batch, image, shifted(image), calibrate).numpy())
+            v = necessity(adapter, batch, image, shifted(image), calibrate)
+            values.append(v.cpu().numpy())
         v, needed = np.concatenate(values), task.test.visual_needed.numpy()
         both = needed.any() and (~needed).any()
         out.append(

@@ -1,29 +1,30 @@
-"""A loaded instruction stream as what the study trains on: a tokenizer, pixels and task tensors.
+"""A loaded instruction stream as what the study trains on: task tensors and the stream's images.
 
-`load_stream_data` reads a `stream.yaml` through the instruction family's loader (the one a
-real CoIN / MLLM-CL / UCIT stream goes through; a bad file is refused with its report), builds
-a word-level tokenizer knowing every word of the stream's prompts and answers (in order of
-first appearance, so the ids are the same on every run), loads each distinct image once and
-tokenises every split. Records must be single-image and single-turn: the study's model takes
-one image per sample, and a record that is not is refused by `tensors.encode_samples` or here,
-never cut silently.
+`load_stream_data` takes a stream read by the instruction family's loader (`load_stream`, the
+one a real CoIN / MLLM-CL / UCIT stream goes through; a bad file is refused with its report)
+and the model's processor, lists each distinct image once (`vision.StreamImages`, read on
+demand by the processor's image processor) and tokenises every split with the processor's
+tokenizer. At smoke scale that tokenizer is the word-level one the alignment job builds from
+`stream_words` (every word of the stream's prompts and answers, in order of first appearance,
+so the ids are the same on every run); at paper scale it is the checkpoint's own. Records must
+be single-image and single-turn: the study's model takes one image per sample, and a record
+that is not is refused by `tensors.encode_samples` or here, never cut silently.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from typing import Any
 
-import numpy as np
 import torch
 from transformers import PreTrainedTokenizerFast
 
-from reprolab.models.tiny_vlm import IMAGE, build_tokenizer
-from reprolab.preprocess.instr.images import ImageLoader
+from reprolab.models.tiny_vlm import IMAGE
 from reprolab.preprocess.instr.records import Record
-from reprolab.preprocess.instr.stream import load_stream
-from reprolab.studies.vngct.tensors import Samples, encode_samples, pixel_values
+from reprolab.preprocess.instr.stream import Stream
+from reprolab.studies.vngct.tensors import Samples, encode_samples
+from reprolab.studies.vngct.vision import StreamImages
 
 
 @dataclass(frozen=True)
@@ -38,11 +39,11 @@ class TaskData:
 
 @dataclass(frozen=True)
 class StreamData:
-    """Everything a run needs from the stream; samples index `pixels` through `Samples.image`."""
+    """Everything a run needs from the stream; samples index `images` through `Samples.image`."""
 
     name: str
     tokenizer: PreTrainedTokenizerFast
-    pixels: torch.Tensor  # [N, 3, H, W]
+    images: StreamImages
     align: Samples | None
     tasks: list[TaskData]
 
@@ -56,37 +57,44 @@ def stream_words(records: Sequence[Record]) -> list[str]:
     return list(words)
 
 
-def load_stream_data(stream_yaml: str | Path, tokens_per_image: int) -> StreamData:
-    """Load `stream_yaml` into tensors (see the module docstring)."""
-    stream = load_stream(stream_yaml)
-    splits = [("align", stream.align)] if stream.align else []
+def _splits(stream: Stream) -> list[tuple[str, list[Record]]]:
+    splits = [("align", list(stream.align))] if stream.align else []
     for task in stream.tasks:
         splits += [(f"{task.name}/train", task.train), (f"{task.name}/test", task.test)]
-    every_record = [record for _, records in splits for record in records]
-    tokenizer = build_tokenizer(stream_words(every_record))
+    return splits
+
+
+def stream_vocabulary(stream: Stream) -> list[str]:
+    """`stream_words` of every record of the stream (alignment records first)."""
+    return stream_words([record for _, records in _splits(stream) for record in records])
+
+
+def load_stream_data(
+    stream: Stream, processor: Any, tokens_per_image: int, prompt_template: str = "{prompt}"
+) -> StreamData:
+    """The stream's tasks as tensors for the model of `processor` (see the module docstring).
+
+    `prompt_template` wraps each record's prompt (its ``{prompt}`` field), e.g. LLaVA-1.5's
+    ``"USER: {prompt} ASSISTANT:"``.
+    """
+    if "{prompt}" not in prompt_template:
+        raise ValueError(f"prompt template {prompt_template!r} has no {{prompt}} field")
+    tokenizer = processor.tokenizer
     slot: dict[str, int] = {}
-    for name, records in splits:
+    for name, records in _splits(stream):
         for record in records:
             if len(record.images) != 1:
                 raise ValueError(
-                    f"{stream_yaml}: {name}: record {record.id} has {len(record.images)} images; "
-                    "the vngct model takes exactly one per sample"
+                    f"{stream.root}: {name}: record {record.id} has {len(record.images)} "
+                    "images; the vngct model takes exactly one per sample"
                 )
             slot.setdefault(record.images[0], len(slot))
-    with ImageLoader() as loader:
-        images = loader.load_many(list(slot))
-    for reference, image in zip(slot, images, strict=True):
-        if image.shape != images[0].shape:
-            raise ValueError(
-                f"{stream_yaml}: image {reference} is {image.shape}, the first one "
-                f"{images[0].shape}; the vngct model takes images of one size"
-            )
-    pixels = pixel_values(np.stack(images))
+    images = StreamImages(list(slot), processor.image_processor)
 
     def encode(records: Sequence[Record]) -> Samples:
         return encode_samples(
             tokenizer,
-            [record.prompt for record in records],
+            [prompt_template.format(prompt=record.prompt) for record in records],
             [record.answer for record in records],
             [slot[record.images[0]] for record in records],
             [bool(record.visual_needed) for record in records],
@@ -103,7 +111,7 @@ def load_stream_data(stream_yaml: str | Path, tokens_per_image: int) -> StreamDa
         for task in stream.tasks
     ]
     return StreamData(
-        stream.name, tokenizer, pixels, encode(stream.align) if stream.align else None, tasks
+        stream.name, tokenizer, images, encode(stream.align) if stream.align else None, tasks
     )
 
 

@@ -49,7 +49,7 @@ class NecessityGate:
 
     def __call__(self, necessity: torch.Tensor) -> torch.Tensor:
         """The gate for one batch of necessity values ``[B]``."""
-        self._seen.append(necessity.detach().double().numpy())
+        self._seen.append(necessity.detach().double().cpu().numpy())
         noise = -float(np.quantile(np.concatenate(self._seen), self.noise_quantile))
         return (necessity > max(self.floor, noise)).to(torch.float32)
 

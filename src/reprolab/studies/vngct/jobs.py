@@ -1,21 +1,27 @@
-"""The study's workflow jobs: align a tiny LLaVA per seed, then run one method through the stream.
+"""The study's workflow jobs: align a tiny LLaVA, then run one method and seed through the stream.
 
-`align_model` (one job per seed) builds the seeded tiny LLaVA from the stream's vocabulary,
-runs the alignment pre-training on the stream's `align` records and saves model and processor
-with `save_pretrained` (the artifact every method of the seed starts from). `run_method` (one
-job per method and seed) loads that folder with `from_pretrained` — the path a local
-checkpoint would take — wraps it in `MLLMAdapter`, runs the stream and writes
-`<runs>/<method>/seed<k>/metrics.json`: the accuracy matrices (all items, visually necessary,
-text-answerable; ranked among the task's answers, plus greedy exact match), the scores of
-`metrics`, routing per task, the final model's necessity on held-out items (does it separate
-the generator's labels?), the projector swap analysis and training losses (wall time goes
-to the job's log: metrics.json must be byte-identical across runs).
+`align_model` (one job, smoke and ci scales) builds the seeded tiny LLaVA and its processor
+(word-level tokenizer from the stream's words, pixel values in [-1, 1]), runs the alignment
+pre-training on the stream's `align` records and saves model and processor with
+`save_pretrained`: the study's stand-in for a pretrained checkpoint, which every seed starts
+from as every seed starts from LLaVA-1.5 at paper scale (seeds vary the batch order, the gates
+and LoRA adapters, not the checkpoint). `run_method` (one job per method and seed) loads a model
+folder with `from_pretrained` — that aligned folder, or at paper scale the `checkpoint` folder
+(e.g. llava-1.5-7b-hf saved locally; no alignment job runs) — with the folder's own processor,
+wraps it in `MLLMAdapter` (with `lora` adapters on the language model when its rank is > 0),
+runs the stream and writes `<runs>/<method>/seed<k>/metrics.json`: the accuracy matrices (all
+items, visually necessary, text-answerable; ranked among the task's answers, plus greedy exact
+match), the scores of `metrics`, routing per task, the final model's necessity on held-out items
+(does it separate the generator's labels?), the projector swap analysis and training losses
+(wall time goes to the job's log: metrics.json must be byte-identical across runs). `runtime`
+says where it runs: device, dtype, and whether tower features are cached.
 
 Methods (`METHODS`): `seqft`, `freeze_visual`, `random_gate` (with the calibration path, at
 the routing rate VNG-CT had on each task of the same seed: its job reads that run), `ewc`,
-`vngct_nocal`, `vngct`. Seeds: the model's weights from derive_seed(seed, study, "model"),
-alignment batches from (…, "align"), the stream's batch order and the random gate from
-(…, "stream"); every method of a seed sees the same aligned model and batch order.
+`vngct_nocal`, `vngct`. Seeds: the tiny model's weights from derive_seed(align.seed, study,
+"model") and its alignment batches from (align.seed, study, "align"); per evaluation seed, LoRA
+adapters from (seed, study, "lora"), the stream's batch order and the random gate from (…,
+"stream"); every method of a seed sees the same model and batch order.
 """
 
 from __future__ import annotations
@@ -25,11 +31,18 @@ from typing import Any
 
 import numpy as np
 import torch
-from transformers import LlavaForConditionalGeneration
+from transformers import AutoProcessor, LlavaForConditionalGeneration
 
-from reprolab.core.determinism import derive_seed, seed_everything
+from reprolab.core.determinism import derive_seed, resolve_device, seed_everything
 from reprolab.core.io import read_json, write_json
-from reprolab.models.tiny_vlm import build_tiny_llava, save_tiny_vlm
+from reprolab.models.lora import LoRA
+from reprolab.models.tiny_vlm import (
+    build_tiny_llava,
+    build_tokenizer,
+    save_tiny_vlm,
+    tokens_per_image,
+)
+from reprolab.preprocess.instr.stream import load_stream
 from reprolab.studies.vngct import metrics
 from reprolab.studies.vngct.adapter import MLLMAdapter
 from reprolab.studies.vngct.align import align
@@ -41,9 +54,12 @@ from reprolab.studies.vngct.continual import (
     run_stream,
     swap_accuracy,
 )
-from reprolab.studies.vngct.data import StreamData, load_stream_data
+from reprolab.studies.vngct.data import StreamData, TaskData, load_stream_data, stream_vocabulary
+from reprolab.studies.vngct.vision import TowerFeatures
 
 STUDY = "vngct"
+TINY_PIXEL_MEAN_STD = (0.5, 0.5)
+"""The tiny model's pixel normalisation: values in [-1, 1], what its alignment was tuned on."""
 METHODS = {
     "seqft": Method(),
     "freeze_visual": Method(freeze_visual=True),
@@ -70,6 +86,7 @@ def check_params(params: dict[str, Any], streams: dict[str, Any]) -> None:
         if method in params["methods"] and source not in params["methods"]:
             raise ValueError(f"vngct.methods: {method} matches {source}'s routing; list {source}")
     Training(**params["training"])
+    LoRA(**params["lora"])
 
 
 def matched_run(method: str, seed: int, runs_dir: str) -> dict[str, str]:
@@ -79,35 +96,34 @@ def matched_run(method: str, seed: int, runs_dir: str) -> dict[str, str]:
     return {}
 
 
-def _stream_data(stream_yaml: str | Path, params: dict[str, Any]) -> StreamData:
-    model = params["model"]
-    tokens = (model["image_size"] // model["patch_size"]) ** 2
-    return load_stream_data(stream_yaml, tokens)
-
-
 def align_model(
-    stream_yaml: str | Path, seed: int, params: dict[str, Any], threads: int, out_dir: str | Path
+    stream_yaml: str | Path, params: dict[str, Any], threads: int, out_dir: str | Path
 ) -> dict[str, Any]:
-    """Build, align and save the seed's tiny LLaVA into `out_dir`; the alignment summary."""
+    """Build, align and save the study's tiny LLaVA into `out_dir`; the alignment summary."""
+    seed = int(params["align"]["seed"])
     seed_everything(derive_seed(seed, STUDY, "align"), threads)
-    data = _stream_data(stream_yaml, params)
-    if data.align is None:
+    stream = load_stream(stream_yaml)
+    if not stream.align:
         raise ValueError(f"{stream_yaml}: the stream has no `align` records to pre-train on")
     spec = params["model"]
     model, processor = build_tiny_llava(
-        data.tokenizer,
+        build_tokenizer(stream_vocabulary(stream)),
         derive_seed(seed, STUDY, "model"),
         image_size=spec["image_size"],
         patch_size=spec["patch_size"],
         hidden=spec["hidden"],
         layers=spec["layers"],
         heads=spec["heads"],
+        pixel_mean_std=TINY_PIXEL_MEAN_STD,
+    )
+    data = load_stream_data(
+        stream, processor, tokens_per_image(model.config), params["prompt_template"]
     )
     schedule = params["align"]
     losses = align(
         model,
         data.align,
-        data.pixels,
+        data.images.pixels(),
         steps=int(schedule["steps"]),
         lr=float(schedule["lr"]),
         warmup_steps=int(schedule["warmup_steps"]),
@@ -115,6 +131,7 @@ def align_model(
         seed=derive_seed(seed, STUDY, "align"),
         show_progress=True,
     )
+    data.images.close()
     save_tiny_vlm(model, processor, out_dir)
     window = min(50, len(losses))
     summary = {
@@ -124,6 +141,24 @@ def align_model(
     }
     write_json(Path(out_dir) / "align_summary.json", summary)
     return summary
+
+
+def load_model(model_dir: str | Path, params: dict[str, Any], seed: int) -> tuple[MLLMAdapter, Any]:
+    """The adapter around the LLaVA of `model_dir` (on `runtime.device`, ``auto`` = CUDA when
+    present, in `runtime.dtype`, with the seed's LoRA adapters when `lora.rank` > 0) and the
+    folder's processor; both from the folder only, never the hub."""
+    runtime = params["runtime"]
+    processor = AutoProcessor.from_pretrained(model_dir, local_files_only=True)
+    model = LlavaForConditionalGeneration.from_pretrained(
+        model_dir, dtype=getattr(torch, runtime["dtype"]), local_files_only=True
+    )
+    adapter = MLLMAdapter(
+        model.to(resolve_device(runtime["device"])).eval(),
+        int(params["model"]["calibration_width"]),
+        LoRA(**params["lora"]),
+        derive_seed(seed, STUDY, "lora"),
+    )
+    return adapter, processor
 
 
 def task_masks(data: StreamData) -> dict[str, list[np.ndarray]]:
@@ -167,27 +202,39 @@ def run_method(
     method = METHODS[method_name]
     stream_seed = derive_seed(seed, STUDY, "stream")
     seed_everything(stream_seed, threads)
-    data = _stream_data(stream_yaml, params)
-    epochs = [int(params["epochs"][task.name]) for task in data.tasks]
     rates = None
     if method_name in MATCHED:
         if matched_metrics is None:
             raise ValueError(f"{method_name} needs the metrics of {MATCHED[method_name]}'s run")
         rates = [task["rate"] for task in read_json(matched_metrics)["routing"]]
-    model = LlavaForConditionalGeneration.from_pretrained(model_dir).eval()
-    adapter = MLLMAdapter(model, int(params["model"]["calibration_width"]))
+    adapter, processor = load_model(model_dir, params, seed)
+    data = load_stream_data(
+        load_stream(stream_yaml),
+        processor,
+        tokens_per_image(adapter.model.config),
+        params["prompt_template"],
+    )
+    epochs = [int(params["epochs"][task.name]) for task in data.tasks]
+    device = adapter.model.device
+    tasks = [TaskData(t.name, t.train.to(device), t.test.to(device), t.choices) for t in data.tasks]
     training = Training(**params["training"])
-    with torch.no_grad():
-        features = adapter.tower_features(data.pixels)
+    features = TowerFeatures(
+        adapter,
+        data.images,
+        bool(params["runtime"]["cache_features"]),
+        training.eval_batch_size,
+        show_progress=True,
+    )
     result = run_stream(
-        adapter, features, data.tasks, epochs, method, training, stream_seed, rates, True
+        adapter, features, tasks, epochs, method, training, stream_seed, rates, True
     )
     swaps = swap_accuracy(
-        adapter, features, data.tasks, result, method.calibration, training.eval_batch_size
+        adapter, features, tasks, result, method.calibration, training.eval_batch_size
     )
     held_out = held_out_necessity(
-        adapter, features, data.tasks, method.calibration, training.eval_batch_size
+        adapter, features, tasks, method.calibration, training.eval_batch_size
     )
+    data.images.close()
     measured = scores(result, data)
     visual_after = np.diag(np.asarray(measured["accuracy"]["visual"], dtype=float))[:-1]
     final = measured["final_accuracy"]

@@ -7,9 +7,8 @@ each answer token id at the position that predicts it (the one before it) and -1
 so ``logits[:, p]`` is scored against ``labels[:, p]`` without shifting.
 
 Choices: one image per sample (the smoke stream has exactly one; multi-image records are
-refused, not silently cut); pixel values are the gray image replicated to three channels (or
-the RGB image) scaled to [-1, 1] (a paper-scale checkpoint would use its own processor's
-normalisation).
+refused, not silently cut); pixel values come from the model's own image processor
+(`vision.StreamImages`).
 """
 
 from __future__ import annotations
@@ -39,6 +38,17 @@ class Samples:
 
     def __len__(self) -> int:
         return int(self.input_ids.shape[0])
+
+    def to(self, device: torch.device | str) -> Samples:
+        """The samples with the tensors the model reads on `device`; `image` and the labels of
+        `visual_needed` stay on the CPU (they index features and count routing there)."""
+        return Samples(
+            self.input_ids.to(device),
+            self.attention_mask.to(device),
+            self.labels.to(device),
+            self.image,
+            self.visual_needed,
+        )
 
     def take(self, rows: torch.Tensor) -> Samples:
         """The samples at `rows`, trimmed to the longest of them."""
@@ -94,14 +104,6 @@ def encode_samples(
     )
 
 
-def pixel_values(images: np.ndarray) -> torch.Tensor:
-    """uint8 gray ``[N, H, W]`` or RGB ``[N, H, W, 3]`` images → ``[N, 3, H, W]`` in [-1, 1]."""
-    pixels = torch.as_tensor(images, dtype=torch.float32) / 127.5 - 1.0
-    if pixels.dim() == 3:
-        return pixels[:, None].expand(-1, 3, -1, -1).contiguous()
-    return pixels.permute(0, 3, 1, 2).contiguous()
-
-
 def answer_loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     """Per-sample mean cross-entropy over the answer tokens, ``[B]`` (nats/token)."""
     token_loss = F.cross_entropy(
@@ -121,6 +123,7 @@ def exact_match(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
 def ranked_match(logits: torch.Tensor, labels: torch.Tensor, choices: torch.Tensor) -> torch.Tensor:
     """``[B]`` bool: at the first answer position, the answer beats every other of `choices`."""
     first = (labels != IGNORE).int().argmax(1)
-    rows = torch.arange(labels.shape[0])
+    rows = torch.arange(labels.shape[0], device=labels.device)
+    choices = choices.to(logits.device)
     scores = logits[rows, first][:, choices]
     return choices[scores.argmax(-1)] == labels[rows, first]

@@ -1,0 +1,362 @@
+"""The icl_manifold table, rate slopes, claim checks and study metrics, from the per-seed runs.
+
+A run is ``<runs_dir>/seed<k>/errors.h5`` (per setting: squared errors (methods, sizes,
+prompts)) beside ``training.json``; tuning files are ``<tuning_dir>/<setting>.json``.
+
+Slopes: per seed, method and setting the least-squares slope of log MSE against log n (for a
+growing-component setting against log(n / J_n), the points per component, where the theory
+applies), with a percentile bootstrap interval over that seed's prompts (`rates`); the table
+shows mean ± std of the per-seed slopes, metrics.json also the pooled-seed slope and interval.
+
+Table: rows = methods; per setting the MSE at the smallest and the largest n and the fitted
+slope, whose column name carries the theory slope −2α/(2α + d_max).
+
+Claims (the rule of each fixed before any evaluation-seed result was seen):
+1. per setting, the oracle's slope is close to the theory: |mean slope − theory| ≤
+   `slope_tolerance`;
+2. the oracle's slope is steeper on the lower-dimensional setting of `dimension_pair`
+   (circles, d = 1) than on the other (spheres, d = 2), paired over seeds;
+3. in the mixed setting the two-stage network tracks the oracle: its mean MSE is within
+   (1 + `gap_tolerance`) × the oracle's at every n (card: 20 %);
+4. in the mixed setting the two-stage network beats the unstructured linear transformer on MSE
+   at the largest n (one-sided paired t-test over seeds);
+5. … and beats each classical baseline (kNN, Nadaraya–Watson, ambient local-linear) there;
+6. kNN's slope is shallower than the oracle's in the mixed setting (card), paired over seeds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import h5py
+import numpy as np
+
+from reprolab.core.claims import claims_document, paired_check
+from reprolab.core.determinism import derive_seed
+from reprolab.core.io import read_json, write_json
+from reprolab.core.tables import Record, seed_stats, summarize, write_table
+from reprolab.studies.icl_manifold.jobs import STUDY, setting_spec
+from reprolab.studies.icl_manifold.manifolds import KIND_DIM, component_count
+from reprolab.studies.icl_manifold.rates import slope_summary, theory_slope
+
+METHOD, UNSTRUCTURED, ORACLE = "twostage_tf", "lintf", "oracle_lp"
+BASELINES = ("knn", "nw", "ambient_ll")
+
+
+def read_errors(path: str | Path) -> tuple[list[str], dict[str, np.ndarray]]:
+    """(methods, {setting: squared errors (methods, sizes, prompts)}) of one run."""
+    with h5py.File(path, "r") as handle:
+        methods = [str(m) for m in handle.attrs["methods"]]
+        return methods, {name: handle[name][()] for name in handle}
+
+
+def load_runs(
+    params: dict[str, Any], seeds: Sequence[int], runs_dir: str | Path
+) -> dict[str, dict[str, np.ndarray]]:
+    """{setting: {method: errors (seeds, sizes, prompts)}} for the configured methods."""
+    per_seed = []
+    for seed in seeds:
+        path = Path(runs_dir) / f"seed{seed}" / "errors.h5"
+        methods, errors = read_errors(path)
+        missing = [m for m in params["methods"] if m not in methods]
+        if missing:
+            raise ValueError(f"{path}: no errors for methods {missing}")
+        per_seed.append(
+            {
+                s: {m: errors[s][methods.index(m)] for m in params["methods"]}
+                for s in params["settings"]
+            }
+        )
+    return {
+        s: {m: np.stack([run[s][m] for run in per_seed]) for m in params["methods"]}
+        for s in params["settings"]
+    }
+
+
+def rate_axis(params: dict[str, Any], setting: str) -> np.ndarray:
+    """The x-axis of a setting's rate fit: n, or n / J_n when the component count grows."""
+    spec = setting_spec(params, setting)
+    return np.asarray(
+        [n / component_count(spec, n) if spec["grow_components"] else n for n in params["sizes"]],
+        dtype=float,
+    )
+
+
+def setting_theory(params: dict[str, Any], setting: str) -> float:
+    """Theory slope of a setting: −2α/(2α + the largest intrinsic dimension of its kinds)."""
+    spec = setting_spec(params, setting)
+    return theory_slope(spec["alpha"], [KIND_DIM[k] for k in spec["kinds"]])
+
+
+def slopes(
+    params: dict[str, Any], runs: dict, seeds: Sequence[int]
+) -> dict[str, dict[str, dict[str, Any]]]:
+    """Per setting and method: per-seed slope summaries and the pooled-seed one."""
+    cfg = params["slopes"]
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for setting, methods in runs.items():
+        x = rate_axis(params, setting)
+        for method, errors in methods.items():
+            per = [
+                slope_summary(
+                    x,
+                    errors[i],
+                    cfg["resamples"],
+                    cfg["level"],
+                    np.random.default_rng(derive_seed(s, STUDY, "boot", setting, method)),
+                )
+                for i, s in enumerate(seeds)
+            ]
+            pooled_errors = np.concatenate(list(errors), axis=-1)
+            pooled = slope_summary(
+                x,
+                pooled_errors,
+                cfg["resamples"],
+                cfg["level"],
+                np.random.default_rng(derive_seed(0, STUDY, "boot", setting, method, "pooled")),
+            )
+            out.setdefault(setting, {})[method] = {
+                "per_seed": {k: [p[k] for p in per] for k in per[0]},
+                "pooled": pooled,
+            }
+    return out
+
+
+def mse(runs: dict, setting: str, method: str) -> np.ndarray:
+    """MSE per seed and n: (seeds, sizes)."""
+    return runs[setting][method].mean(-1)
+
+
+def columns(params: dict[str, Any]) -> list[str]:
+    """Table columns: per setting MSE at the smallest and largest n, and the slope."""
+    lo, hi = params["sizes"][0], params["sizes"][-1]
+    out = []
+    for setting in params["settings"]:
+        theory = setting_theory(params, setting)
+        out += [
+            f"{setting}: MSE n={lo}",
+            f"{setting}: MSE n={hi}",
+            f"{setting}: slope (theory {theory:.3f})",
+        ]
+    return out
+
+
+def records(params: dict[str, Any], runs: dict, fitted: dict, seeds: Sequence[int]) -> list[Record]:
+    """Long-format table records."""
+    cols = columns(params)
+    out = []
+    for k, setting in enumerate(params["settings"]):
+        for method in params["methods"]:
+            values = mse(runs, setting, method)
+            slope = fitted[setting][method]["per_seed"]["slope"]
+            for i, seed in enumerate(seeds):
+                out += [
+                    Record(method, cols[3 * k], seed, values[i, 0]),
+                    Record(method, cols[3 * k + 1], seed, values[i, -1]),
+                    Record(method, cols[3 * k + 2], seed, slope[i]),
+                ]
+    return out
+
+
+def tolerance_check(
+    statement: str,
+    metric: str,
+    method: str,
+    values: Sequence[float],
+    target: float,
+    tolerance: float,
+    seeds: Sequence[int],
+    extra: dict[str, Any],
+) -> dict[str, Any]:
+    """ "mean of `values` is within `tolerance` of `target`" as a claim check."""
+    array = np.asarray(values, dtype=float)
+    return {
+        "statement": statement,
+        "metric": metric,
+        "methods": [method],
+        "test": "tolerance",
+        "seeds": list(seeds),
+        "per_seed": {method: array.tolist()},
+        "target": target,
+        "tolerance": tolerance,
+        "mean": float(array.mean()),
+        "std": float(array.std(ddof=1)) if array.size > 1 else 0.0,
+        "mean_difference": float(array.mean() - target),
+        "holds": bool(abs(array.mean() - target) <= tolerance),
+        **extra,
+    }
+
+
+def relative_gap(runs: dict, setting: str, method: str) -> np.ndarray:
+    """Per seed and n: MSE_method / MSE_oracle − 1."""
+    return mse(runs, setting, method) / mse(runs, setting, ORACLE) - 1.0
+
+
+def claim_checks(
+    params: dict[str, Any], runs: dict, fitted: dict, seeds: Sequence[int]
+) -> list[dict[str, Any]]:
+    """The claims of the module docstring."""
+    claims, checks = params["claims"], []
+    alpha, mixed = claims["alpha"], claims["mixed"]
+    methods = params["methods"]
+    for setting in params["settings"]:
+        fit = fitted[setting][ORACLE]
+        theory = setting_theory(params, setting)
+        pooled = fit["pooled"]
+        checks.append(
+            tolerance_check(
+                f"1. the oracle's slope is within {claims['slope_tolerance']} of the theory "
+                f"{theory:.3f} ({setting})",
+                f"{setting}: slope",
+                ORACLE,
+                fit["per_seed"]["slope"],
+                theory,
+                claims["slope_tolerance"],
+                seeds,
+                {
+                    "pooled_slope": pooled["slope"],
+                    "pooled_ci": [pooled["ci_low"], pooled["ci_high"]],
+                    "theory_in_pooled_ci": bool(pooled["ci_low"] <= theory <= pooled["ci_high"]),
+                },
+            )
+        )
+    low, high = claims["dimension_pair"]
+    checks.append(
+        paired_check(
+            f"2. the oracle's slope is steeper on {low} (lower d) than on {high}",
+            "slope",
+            low,
+            high,
+            fitted[low][ORACLE]["per_seed"]["slope"],
+            fitted[high][ORACLE]["per_seed"]["slope"],
+            seeds,
+            direction="less",
+            alpha=alpha,
+        )
+    )
+    if METHOD in methods:
+        gap = relative_gap(runs, mixed, METHOD).mean(0)
+        checks.append(
+            {
+                **tolerance_check(
+                    f"3. the two-stage network's MSE is within {100 * claims['gap_tolerance']:g} % "
+                    f"of the oracle's at every n ({mixed})",
+                    f"{mixed}: relative gap",
+                    METHOD,
+                    [float(gap.max())],
+                    0.0,
+                    claims["gap_tolerance"],
+                    seeds,
+                    {"gap_per_n": dict(zip(map(str, params["sizes"]), gap.tolist(), strict=True))},
+                ),
+                "per_seed": {METHOD: relative_gap(runs, mixed, METHOD).max(1).tolist()},
+                "holds": bool(np.all(gap <= claims["gap_tolerance"])),
+            }
+        )
+        largest = f"{mixed}: MSE n={params['sizes'][-1]}"
+        others = [(m, "4.") for m in (UNSTRUCTURED,) if m in methods]
+        others += [(m, "5.") for m in BASELINES if m in methods]
+        for other, number in others:
+            checks.append(
+                paired_check(
+                    f"{number} the two-stage network beats {other} on MSE at the largest n "
+                    f"({mixed})",
+                    largest,
+                    METHOD,
+                    other,
+                    mse(runs, mixed, METHOD)[:, -1],
+                    mse(runs, mixed, other)[:, -1],
+                    seeds,
+                    direction="less",
+                    alpha=alpha,
+                )
+            )
+    if "knn" in methods:
+        checks.append(
+            paired_check(
+                f"6. kNN's slope is shallower than the oracle's ({mixed})",
+                f"{mixed}: slope",
+                "knn",
+                ORACLE,
+                fitted[mixed]["knn"]["per_seed"]["slope"],
+                fitted[mixed][ORACLE]["per_seed"]["slope"],
+                seeds,
+                direction="greater",
+                alpha=alpha,
+            )
+        )
+    return checks
+
+
+def study_metrics(
+    params: dict[str, Any],
+    runs: dict,
+    fitted: dict,
+    seeds: Sequence[int],
+    training: list[dict[str, Any]],
+    tuned: dict[str, Any],
+) -> dict[str, Any]:
+    """metrics.json: MSE per n, slopes (per seed, pooled, intervals), gaps, training, tuning."""
+    out: dict[str, Any] = {"seeds": list(seeds), "sizes": list(params["sizes"]), "settings": {}}
+    for setting in params["settings"]:
+        entry: dict[str, Any] = {
+            "theory_slope": setting_theory(params, setting),
+            "rate_axis": rate_axis(params, setting),
+            "methods": {},
+        }
+        for method in params["methods"]:
+            values = mse(runs, setting, method)
+            entry["methods"][method] = {
+                "mse": [seed_stats(values[:, i]) for i in range(values.shape[1])],
+                "slope": fitted[setting][method],
+                "relative_gap_to_oracle": relative_gap(runs, setting, method).mean(0),
+            }
+        out["settings"][setting] = entry
+    out["training"] = {
+        method: {
+            key: seed_stats([run[method][key] for run in training])
+            for key in ("first_loss", "last_loss")
+        }
+        | {"parameters": training[0][method]["parameters"]}
+        for method in training[0]
+    }
+    out["tuned"] = {s: {k: v for k, v in t.items() if k != "tuning_mse"} for s, t in tuned.items()}
+    return out
+
+
+NOTES = (
+    "Slopes are least-squares fits of log MSE on log n (log points per component where the "
+    "component count grows), per seed, with percentile bootstrap intervals over prompts in "
+    "metrics.json. Tolerance claims hold when the mean over seeds is within the stated "
+    "tolerance; comparisons are one-sided paired t-tests over seeds (same seed = same training "
+    "pool and evaluation prompts), holding when the mean difference points the claimed way and "
+    "p < alpha. Rules and tolerances were fixed before any evaluation-seed result was seen."
+)
+
+
+def summarize_study(
+    params: dict[str, Any],
+    seeds: Sequence[int],
+    runs_dir: str | Path,
+    tuning_dir: str | Path,
+    out_dir: str | Path,
+) -> None:
+    """Write table.{csv,md,tex}, claims.json and metrics.json of the study into out_dir."""
+    runs = load_runs(params, seeds, runs_dir)
+    fitted = slopes(params, runs, seeds)
+    summary = summarize(records(params, runs, fitted, seeds), params["methods"], columns(params))
+    out = Path(out_dir)
+    write_table(
+        summary,
+        out / "table",
+        digits=params["table_digits"],
+        caption="In-context regression on mixtures of manifolds: MSE at the smallest and largest "
+        "context length and the fitted log-log rate slope, mean ± std over seeds.",
+    )
+    checks = claim_checks(params, runs, fitted, seeds)
+    write_json(out / "claims.json", claims_document(STUDY, checks, NOTES))
+    training = [read_json(Path(runs_dir) / f"seed{s}" / "training.json") for s in seeds]
+    tuned = {s: read_json(Path(tuning_dir) / f"{s}.json") for s in params["settings"]}
+    write_json(out / "metrics.json", study_metrics(params, runs, fitted, seeds, training, tuned))

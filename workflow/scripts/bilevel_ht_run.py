@@ -1,0 +1,17 @@
+"""Rule glue: run every noise setting and method of one (dataset, topology, seed) job."""
+
+from pathlib import Path
+
+from reprolab.core.progress import job_log
+from reprolab.studies.bilevel_ht.jobs import run_job
+
+with job_log(snakemake.log[0]):
+    w = snakemake.wildcards
+    run_job(
+        dict(snakemake.params.study),
+        w.bht_dataset,
+        w.bht_topology,
+        int(w.seed),
+        Path(snakemake.output.metrics).parent,
+        snakemake.threads,
+    )
