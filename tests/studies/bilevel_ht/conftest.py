@@ -1,28 +1,18 @@
-"""The study's params fragment, merged per scale as the workflow merges params.yaml, and a tiny
+"""The study's params.yaml section, merged per scale as the workflow merges it, and a tiny
 constructed bilevel problem (5 features, 3 nodes) for the math tests."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
-import yaml
 
-from reprolab.core.params import study_params
 from reprolab.studies.bilevel_ht.problem import NodeData
-
-ROOT = Path(__file__).resolve().parents[3]
-FRAGMENT = ROOT / "scratch" / "bilevel_ht" / "params.yaml"
-SCHEMA = ROOT / "scratch" / "bilevel_ht" / "schema.yaml"
+from tests.conftest import study_section
 
 
 def section(scale: str) -> dict:
-    """The bilevel_ht section at `scale`: from params.yaml once merged, else the fragment."""
-    params = yaml.safe_load((ROOT / "params.yaml").read_text())
-    if "bilevel_ht" not in params:
-        params = yaml.safe_load(FRAGMENT.read_text())
-    return study_params({"scale": scale, **params}, "bilevel_ht")
+    """The bilevel_ht section of params.yaml at `scale`."""
+    return study_section("bilevel_ht", scale)
 
 
 @pytest.fixture(scope="session")

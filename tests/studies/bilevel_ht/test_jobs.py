@@ -9,14 +9,14 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-import yaml
 
 from reprolab.core.io import read_json
 from reprolab.core.params import SCALES
 from reprolab.studies.bilevel_ht.jobs import check_params, read_curves, run_job
 from reprolab.studies.bilevel_ht.results import run_path, summarize_study
+from tests.conftest import ROOT, section_schema
 
-from .conftest import ROOT, SCHEMA, section
+from .conftest import section
 
 SEEDS = [0, 1]
 OUTPUTS = ("table.csv", "table.md", "table.tex", "claims.json", "metrics.json")
@@ -76,11 +76,7 @@ def test_ci_workflow_is_byte_identical_when_rerun(ci_run, ci_params, tmp_path):
 
 
 def test_params_fragment_satisfies_the_schema_at_every_scale():
-    main = yaml.safe_load((ROOT / "workflow/schemas/params.schema.yaml").read_text())
-    fragment = yaml.safe_load(SCHEMA.read_text())["bilevel_ht"]
-    fragment["properties"].pop("scales")
-    fragment["required"].remove("scales")
-    schema = {"$defs": main["$defs"], **fragment}
+    schema = section_schema("bilevel_ht")
     for scale in SCALES:
         values = section(scale)
         jsonschema.validate(values, schema)

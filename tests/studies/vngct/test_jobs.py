@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import socket
 
 import pytest
 
@@ -116,17 +115,6 @@ def test_training_settings_are_checked(stream_yaml):
     params["training"]["gate_typo"] = 1.0
     with pytest.raises(TypeError, match="gate_typo"):
         check_params(params, STREAMS)
-
-
-@pytest.fixture
-def no_network(monkeypatch):
-    """Refuse every network connection for the test's duration."""
-
-    def refuse(*args, **kwargs):
-        raise OSError("network access refused by the test")
-
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket, "create_connection", refuse)
 
 
 def test_a_local_checkpoint_runs_with_lora_its_processor_and_no_network(
