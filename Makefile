@@ -1,40 +1,63 @@
-# make test: install if needed, lint, run the tests.   make all: every table and report (smoke).
+# make test: install from the lock if needed, lint, run the tests.   make all: every table and report.
 VENV ?= .venv
 PYTHON ?= python3
 BIN := $(abspath $(VENV))/bin
 STAMP := $(VENV)/.installed-stamp
+LOCK := requirements.lock
+COMPILE := pip-compile --quiet --allow-unsafe --extra=dev --strip-extras \
+	--no-emit-index-url --no-emit-find-links --output-file=$(LOCK) pyproject.toml
 export PATH := $(BIN):$(PATH)
 export HF_HUB_OFFLINE := 1
 
-.PHONY: install lint format test repro-check all dvc-yaml benchmark clean
+.PHONY: install lock lock-upgrade lint format test repro-check all pull dvc-yaml benchmark clean
 
-$(STAMP): pyproject.toml
+# One pip call installs exactly the lock (--no-deps: nothing outside it enters), then pip check.
+$(STAMP): pyproject.toml $(LOCK)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --no-deps -r $(LOCK) -e .
+	$(BIN)/python -m pip check
 	touch $(STAMP)
 
 install: $(STAMP)
 
+# After editing pyproject.toml: re-resolve, keeping every pin that still fits.
+lock: install
+	$(COMPILE)
+
+# Move every pin to its newest release; then `make all` and commit dvc.lock (outputs may change).
+lock-upgrade: install
+	$(COMPILE) --upgrade
+
 lint: install
+	python -m reprolab.lockfile
 	ruff check src tests benchmarks workflow/scripts
 	ruff format --check src tests benchmarks workflow/scripts
 	snakefmt --check Snakefile workflow/rules
 	snakemake --lint
+	reprolab dvc-export --check
 
 format: install
 	ruff check --fix src tests benchmarks workflow/scripts
 	ruff format src tests benchmarks workflow/scripts
 	snakefmt Snakefile workflow/rules
 
+# Unit tests, the ci-scale workflow of every study (twice, and killed midway), the DVC round
+# trip, and the smoke reproduction of the stages this commit touched (tests/workflow/test_dvc.py).
 test: lint
 	python -m pytest
 
-# The smoke `dvc repro` of every stage (CI reproduces a subset): reproduces the committed lock.
+# The smoke `dvc repro` of every stage, compared with the committed dvc.lock.
 repro-check: install
-	REPROLAB_REPRO_STAGES=all python -m pytest tests/workflow/test_dvc.py -k smoke_repro
+	REPROLAB_REPRO_STAGES=all python -m pytest tests/workflow/test_dvc.py -k smoke_repro --timeout=5400 -s
 
 all: install
 	snakemake --cores 2 all
+
+# Restore data and results from the DVC remote, then order their file times along the DAG
+# (DVC writes them in no particular order; Snakemake would rerun a job whose input looks newer).
+pull: install
+	dvc pull
+	snakemake --touch --cores 1 all
 
 dvc-yaml: install
 	reprolab dvc-export
@@ -43,6 +66,7 @@ benchmark: install
 	python benchmarks/pipeline_overhead.py
 	python benchmarks/wsi_tiling.py
 	python benchmarks/video_frames.py
+	python benchmarks/cpu_kernels.py
 
 clean:
-	rm -rf results data/ndfa logs .snakemake
+	git clean -fdX results data logs .snakemake  # produced files only: committed results stay

@@ -8,6 +8,9 @@ from snakemake.utils import validate
 configfile: "params.yaml"
 
 
+report: "workflow/report/workflow.rst"
+
+
 validate(config, "workflow/schemas/params.schema.yaml")
 
 

@@ -12,36 +12,27 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
-_NOT_COPIED = {
-    ".venv",
-    ".git",
-    ".snakemake",
-    "results",
-    "data",
-    "logs",
-    "scratch",
-    ".pytest_cache",
-    ".ruff_cache",
-    "__pycache__",
-    "report.html",
-}
 
 
-def _ignored(folder: str, names: list[str]) -> list[str]:
-    """What a clone would not have: produced files, and DVC's local cache and temp folder."""
-    ignored = [n for n in names if n in _NOT_COPIED or n.endswith(".egg-info")]
-    if Path(folder).name == ".dvc":
-        ignored += [n for n in names if n in ("cache", "tmp")]
-    return ignored
+def clone_files(root: Path = ROOT) -> list[str]:
+    """What a clone of the working tree holds: tracked files and untracked ones git does not
+    ignore (so produced data, DVC's cache and the virtual environment stay behind, while the
+    committed results files come along)."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=root,
+        capture_output=True,
+        check=True,
+    ).stdout.decode()
+    return sorted(name for name in listed.split("\0") if name and (root / name).is_file())
 
 
 def copy_repository(dest: Path) -> Path:
-    """Copy the working tree (without produced files) to `dest` and make it a git repository."""
-    shutil.copytree(
-        ROOT,
-        dest,
-        ignore=_ignored,
-    )
+    """Copy the working tree as a clone would have it to `dest` and make it a git repository."""
+    for name in clone_files():
+        target = dest / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, target)
     git = ["git", "-c", "user.name=test", "-c", "user.email=test@example.org"]
     subprocess.run([*git, "init", "-q"], cwd=dest, check=True)
     subprocess.run([*git, "add", "-A"], cwd=dest, check=True)
@@ -50,10 +41,19 @@ def copy_repository(dest: Path) -> Path:
 
 
 def run(
-    cmd: list[str], cwd: Path, check: bool = True, timeout: int = 900
+    cmd: list[str],
+    cwd: Path,
+    check: bool = True,
+    timeout: int = 900,
+    extra_env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess:
     """Run a command of the project's virtual environment in `cwd`, capturing its output."""
-    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}", "HF_HUB_OFFLINE": "1"}
+    env = {
+        **os.environ,
+        "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
+        "HF_HUB_OFFLINE": "1",
+        **(extra_env or {}),
+    }
     result = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
     if check and result.returncode != 0:
         raise AssertionError(

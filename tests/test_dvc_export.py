@@ -17,8 +17,28 @@ def test_stage_covers_code_params_and_contract_outputs():
     assert "workflow/scripts/ndfa_train.py" in ndfa["deps"]
     assert "workflow/notebooks/ndfa.ipynb" in ndfa["deps"]
     assert {"scale", "seeds", "ndfa"} <= set(ndfa["params"])
-    assert "results/ndfa/claims.json" in ndfa["outs"] and "data/ndfa" in ndfa["outs"]
+    assert "data/ndfa" in ndfa["outs"] and "results/ndfa/report.html" in ndfa["outs"]
+    assert "requirements.lock" in ndfa["deps"] and ndfa["desc"].startswith("ndfa: ")
+    # The small result files are committed to git, so a clone can show and diff them.
+    assert {"results/ndfa/claims.json": {"cache": False}} in ndfa["outs"]
+    assert ndfa["metrics"] == [{"results/ndfa/metrics.json": {"cache": False}}]
     assert "results/ndfa/table.csv" in stages["index"]["deps"]
+
+
+def test_index_depends_on_every_module_its_script_imports():
+    stages = yaml.safe_load(dvc_export.render(load_yaml(ROOT / "params.yaml"), ROOT))["stages"]
+    deps = stages["index"]["deps"]
+    for module in ("core/index.py", "core/io.py", "core/layout.py", "core/progress.py"):
+        assert f"src/reprolab/{module}" in deps, module
+    assert "src/reprolab/core/tables.py" not in deps
+
+
+def test_every_study_has_a_curves_plot():
+    document = yaml.safe_load(dvc_export.render(load_yaml(ROOT / "params.yaml"), ROOT))
+    plots = {name: spec for entry in document["plots"] for name, spec in entry.items()}
+    assert plots["ndfa_curves"]["y"] == {"results/ndfa/curves.csv": "y"}
+    assert plots["ndfa_curves"]["template"] == "series"
+    assert (ROOT / ".dvc/plots/series.json").is_file()
 
 
 def test_a_study_that_reads_slides_depends_on_the_wsi_stage():

@@ -1,8 +1,9 @@
 """The `reprolab` command.
 
 Subcommands run a part of the project outside Snakemake: `params-check` validates params.yaml,
-`dvc-export` writes (or with --check compares) dvc.yaml. The preprocessing families add their
-own (`reprolab wsi ...`, `reprolab video ...`, `reprolab streams ...`).
+`dvc-export` writes (or with --check compares) dvc.yaml, `compare` checks that two results trees
+agree in substance. The preprocessing families add their own (`reprolab wsi ...`,
+`reprolab video ...`, `reprolab streams ...`).
 """
 
 from __future__ import annotations
@@ -11,8 +12,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from reprolab import dvc_export
-from reprolab.core.io import write_text
+from reprolab import compare, dvc_export
+from reprolab.core.io import write_json, write_text
 from reprolab.core.layout import known_studies
 from reprolab.core.params import ParamsError, check_config, load_yaml
 from reprolab.preprocess.instr import streams_command
@@ -61,6 +62,20 @@ def cmd_dvc_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_compare(args: argparse.Namespace) -> int:
+    """Compare results tree A with the reference B; 1 when a cell or claim outcome differs."""
+    try:
+        tolerance = compare.Tolerance(rtol=args.rtol, atol=args.atol)
+        report = compare.compare_trees(args.a, args.b, tolerance, args.studies)
+    except compare.CompareError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(report.to_text(), end="")
+    if args.json:
+        write_json(args.json, report.to_dict())
+    return 0 if report.ok else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the `reprolab` command."""
     parser = argparse.ArgumentParser(prog="reprolab", description=__doc__.splitlines()[0])
@@ -73,6 +88,18 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--output", default="dvc.yaml")
     export.add_argument("--check", action="store_true", help="only compare with the existing file")
     export.set_defaults(func=cmd_dvc_export)
+    diff = sub.add_parser(
+        "compare",
+        help="check that two results trees agree in substance (table cells, claim outcomes)",
+        description=compare.Tolerance().describe(),
+    )
+    diff.add_argument("a", help="results tree to check: a folder of <id>/ studies, or git:REV")
+    diff.add_argument("b", help="reference results tree: a folder, or git:REV (results/ at REV)")
+    diff.add_argument("--rtol", type=float, default=compare.Tolerance.rtol)
+    diff.add_argument("--atol", type=float, default=compare.Tolerance.atol)
+    diff.add_argument("--studies", nargs="+", metavar="ID", help="compare only these studies")
+    diff.add_argument("--json", metavar="OUT", help="also write the report as JSON to OUT")
+    diff.set_defaults(func=cmd_compare)
     wsi = sub.add_parser("wsi", help="whole-slide images: tile slides, embed their tiles")
     wsi_sub = wsi.add_subparsers(dest="wsi_command", required=True)
     tile_command.add_parser(wsi_sub)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -37,6 +40,7 @@ HASHED = (
     "table.tex",
     "claims.json",
     "metrics.json",
+    "curves.csv",
     "report.ipynb",
     "report.html",
 )
@@ -112,6 +116,7 @@ def test_ci_workflow_is_byte_identical_and_survives_a_kill(repo_copy: Path):
         assert study in (repo_copy / "results/index.html").read_text()
     assert any((repo_copy / "data/wsi/synthetic/features").glob("*.h5"))
     assert (repo_copy / "data/video/sprites/frames/clips.h5").is_file()
+    check_snakemake_report(repo_copy, STUDIES)
     run(["snakemake", "--cores", "2", "all", "--forceall", *CI], repo_copy)
     assert hashes(repo_copy) == first
 
@@ -145,7 +150,29 @@ def test_ci_workflow_is_byte_identical_and_survives_a_kill(repo_copy: Path):
     assert {p: d for p, d in hashes(repo_copy).items() if p.startswith("results/")} == results
 
 
-def test_snakemake_report(repo_copy: Path):
-    run(["snakemake", "--cores", "2", "ndfa", *CI], repo_copy)
-    run(["snakemake", "--report", "report.html", "ndfa", *CI], repo_copy)
-    assert (repo_copy / "report.html").stat().st_size > 10_000
+def report_data(html: str, name: str) -> dict:
+    """An object Snakemake's self-contained report embeds as one line `var <name> = {...};`
+    (`categories`: category -> subcategory -> paths; `results`: path -> labels, caption, data)."""
+    match = re.search(rf"^\s*var {name} = (\{{.*\}});\s*$", html, re.MULTILINE)
+    assert match, f"no `var {name}` in the report"
+    return json.loads(match.group(1))
+
+
+def check_snakemake_report(repo: Path, studies: tuple[str, ...]) -> None:
+    """`snakemake --report` holds the workflow description and, per study, its table, curves
+    and rendered report, each labelled, captioned and embedded byte for byte."""
+    run(["snakemake", "--report", "report.html", "all", *CI], repo)
+    html = (repo / "report.html").read_text()
+    assert "regenerates, from raw data and deterministically" in html
+    categories, results = report_data(html, "categories"), report_data(html, "results")
+    entries = {"table": "table.csv", "curves": "curves.csv", "report": "report.html"}
+    for study in studies:
+        assert categories[study] == {
+            kind: [f"results/{study}/{name}"] for kind, name in entries.items()
+        }
+        for kind, name in entries.items():
+            entry = results[f"results/{study}/{name}"]
+            assert entry["labels"] == {"study": study, "kind": kind}
+            assert entry["caption"].strip()
+            embedded = base64.b64decode(entry["data_uri"].split("base64,", 1)[1])
+            assert embedded == (repo / "results" / study / name).read_bytes()

@@ -9,6 +9,9 @@ BILEVEL_HT_RUNS = expand(
     bht_topology=BILEVEL_HT["topologies"],
     seed=SEEDS,
 )
+BILEVEL_HT_CURVES = [
+    run.replace("metrics.json", "curves.h5") for run in BILEVEL_HT_RUNS
+]
 
 
 rule bilevel_ht_run:
@@ -36,16 +39,26 @@ rule bilevel_ht_run:
 rule bilevel_ht_summarize:
     input:
         runs=BILEVEL_HT_RUNS,
+        curves=BILEVEL_HT_CURVES,
     output:
         table=report(
             "results/bilevel_ht/table.csv",
             caption="../report/bilevel_ht_table.rst",
             category="bilevel_ht",
+            subcategory="table",
+            labels={"study": "bilevel_ht", "kind": "table"},
         ),
         table_md="results/bilevel_ht/table.md",
         table_tex="results/bilevel_ht/table.tex",
         claims="results/bilevel_ht/claims.json",
         metrics="results/bilevel_ht/metrics.json",
+        curves=report(
+            "results/bilevel_ht/curves.csv",
+            caption="../report/bilevel_ht_curves.rst",
+            category="bilevel_ht",
+            subcategory="curves",
+            labels={"study": "bilevel_ht", "kind": "curves"},
+        ),
     log:
         "logs/bilevel_ht/summarize.log",
     conda:
@@ -93,7 +106,13 @@ rule bilevel_ht_report:
         runs=BILEVEL_HT_RUNS,
     output:
         notebook="results/bilevel_ht/report.ipynb",
-        html="results/bilevel_ht/report.html",
+        html=report(
+            "results/bilevel_ht/report.html",
+            caption="../report/bilevel_ht_report.rst",
+            category="bilevel_ht",
+            subcategory="report",
+            labels={"study": "bilevel_ht", "kind": "report"},
+        ),
     log:
         "logs/bilevel_ht/report.log",
     conda:

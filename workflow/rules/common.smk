@@ -1,5 +1,8 @@
 # Shared helpers for the study files: parameter access (one merge of base + scale override),
-# the job seeds and the thread count per job. Functions only.
+# the job seeds, the thread count per job and the CPU kernel level every job runs at.
+import os
+
+from reprolab.core.determinism import kernel_environment
 from reprolab.core.layout import CONTRACT_FILES, known_studies
 from reprolab.core.params import check_config, merged_top_level, study_params
 
@@ -8,6 +11,9 @@ TOP = merged_top_level(config)
 SEEDS = TOP["seeds"]
 THREADS = TOP["threads"]
 SCALE = config["scale"]
+# Jobs inherit this process's environment (locally, and on SLURM where each job re-reads this
+# file), so pinning here pins every job before torch or MKL load.
+os.environ.update(kernel_environment(TOP["cpu_kernels"]))
 
 
 def section(study):

@@ -60,11 +60,20 @@ rule icl_manifold_summarize:
             "results/icl_manifold/table.csv",
             caption="../report/icl_manifold_table.rst",
             category="icl_manifold",
+            subcategory="table",
+            labels={"study": "icl_manifold", "kind": "table"},
         ),
         table_md="results/icl_manifold/table.md",
         table_tex="results/icl_manifold/table.tex",
         claims="results/icl_manifold/claims.json",
         metrics="results/icl_manifold/metrics.json",
+        curves=report(
+            "results/icl_manifold/curves.csv",
+            caption="../report/icl_manifold_curves.rst",
+            category="icl_manifold",
+            subcategory="curves",
+            labels={"study": "icl_manifold", "kind": "curves"},
+        ),
     log:
         "logs/icl_manifold/summarize.log",
     conda:
@@ -113,7 +122,13 @@ rule icl_manifold_report:
         training=ICL_TRAINING,
     output:
         notebook="results/icl_manifold/report.ipynb",
-        html="results/icl_manifold/report.html",
+        html=report(
+            "results/icl_manifold/report.html",
+            caption="../report/icl_manifold_report.rst",
+            category="icl_manifold",
+            subcategory="report",
+            labels={"study": "icl_manifold", "kind": "report"},
+        ),
     log:
         "logs/icl_manifold/report.log",
     conda:

@@ -8,6 +8,7 @@ NDFA_RUNS = expand(
     method=NDFA["methods"],
     seed=SEEDS,
 )
+NDFA_CURVES = [run.replace("metrics.json", "curves.h5") for run in NDFA_RUNS]
 
 
 wildcard_constraints:
@@ -58,16 +59,26 @@ rule ndfa_train:
 rule ndfa_summarize:
     input:
         runs=NDFA_RUNS,
+        curves=NDFA_CURVES,
     output:
         table=report(
             "results/ndfa/table.csv",
             caption="../report/ndfa_table.rst",
             category="ndfa",
+            subcategory="table",
+            labels={"study": "ndfa", "kind": "table"},
         ),
         table_md="results/ndfa/table.md",
         table_tex="results/ndfa/table.tex",
         claims="results/ndfa/claims.json",
         metrics="results/ndfa/metrics.json",
+        curves=report(
+            "results/ndfa/curves.csv",
+            caption="../report/ndfa_curves.rst",
+            category="ndfa",
+            subcategory="curves",
+            labels={"study": "ndfa", "kind": "curves"},
+        ),
     log:
         "logs/ndfa/summarize.log",
     conda:
@@ -115,7 +126,13 @@ rule ndfa_report:
         runs=NDFA_RUNS,
     output:
         notebook="results/ndfa/report.ipynb",
-        html="results/ndfa/report.html",
+        html=report(
+            "results/ndfa/report.html",
+            caption="../report/ndfa_report.rst",
+            category="ndfa",
+            subcategory="report",
+            labels={"study": "ndfa", "kind": "report"},
+        ),
     log:
         "logs/ndfa/report.log",
     conda:

@@ -44,11 +44,20 @@ rule pem_summarize:
             "results/pem/table.csv",
             caption="../report/pem_table.rst",
             category="pem",
+            subcategory="table",
+            labels={"study": "pem", "kind": "table"},
         ),
         table_md="results/pem/table.md",
         table_tex="results/pem/table.tex",
         claims="results/pem/claims.json",
         metrics="results/pem/metrics.json",
+        curves=report(
+            "results/pem/curves.csv",
+            caption="../report/pem_curves.rst",
+            category="pem",
+            subcategory="curves",
+            labels={"study": "pem", "kind": "curves"},
+        ),
     log:
         "logs/pem/summarize.log",
     conda:
@@ -96,7 +105,13 @@ rule pem_report:
         runs=PEM_RUNS,
     output:
         notebook="results/pem/report.ipynb",
-        html="results/pem/report.html",
+        html=report(
+            "results/pem/report.html",
+            caption="../report/pem_report.rst",
+            category="pem",
+            subcategory="report",
+            labels={"study": "pem", "kind": "report"},
+        ),
     log:
         "logs/pem/report.log",
     conda:

@@ -21,6 +21,12 @@ SSG_SWEEP_METHODS = [
     method for name, method in SSG_PLAN if SSG_SWEEP and name == SSG_SWEEP[0]
 ]
 SSG_REPORT_WSI = ssg_io.report_wsi(SSG["datasets"], *SSG_WSI_ROOTS)
+SSG_CURVES = [
+    f"{SSG_RUNS_ROOT}/{dataset}/{method}/seed{seed}/curves.h5"
+    for dataset in SSG_TABLE
+    for method in SSG["methods"]
+    for seed in SEEDS
+]
 
 
 rule ssg_train:
@@ -76,16 +82,26 @@ rule ssg_train_sweep:
 rule ssg_summarize:
     input:
         runs=SSG_RUNS,
+        curves=SSG_CURVES,
     output:
         table=report(
             "results/ssg/table.csv",
             caption="../report/ssg_table.rst",
             category="ssg",
+            subcategory="table",
+            labels={"study": "ssg", "kind": "table"},
         ),
         table_md="results/ssg/table.md",
         table_tex="results/ssg/table.tex",
         claims="results/ssg/claims.json",
         metrics="results/ssg/metrics.json",
+        curves=report(
+            "results/ssg/curves.csv",
+            caption="../report/ssg_curves.rst",
+            category="ssg",
+            subcategory="curves",
+            labels={"study": "ssg", "kind": "curves"},
+        ),
     log:
         "logs/ssg/summarize.log",
     conda:
@@ -138,7 +154,13 @@ rule ssg_report:
         runs=SSG_RUNS,
     output:
         notebook="results/ssg/report.ipynb",
-        html="results/ssg/report.html",
+        html=report(
+            "results/ssg/report.html",
+            caption="../report/ssg_report.rst",
+            category="ssg",
+            subcategory="report",
+            labels={"study": "ssg", "kind": "report"},
+        ),
     log:
         "logs/ssg/report.log",
     conda:

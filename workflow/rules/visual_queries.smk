@@ -77,11 +77,20 @@ rule visual_queries_summarize:
             "results/visual_queries/table.csv",
             caption="../report/visual_queries_table.rst",
             category="visual_queries",
+            subcategory="table",
+            labels={"study": "visual_queries", "kind": "table"},
         ),
         table_md="results/visual_queries/table.md",
         table_tex="results/visual_queries/table.tex",
         claims="results/visual_queries/claims.json",
         metrics="results/visual_queries/metrics.json",
+        curves=report(
+            "results/visual_queries/curves.csv",
+            caption="../report/visual_queries_curves.rst",
+            category="visual_queries",
+            subcategory="curves",
+            labels={"study": "visual_queries", "kind": "curves"},
+        ),
     log:
         "logs/visual_queries/summarize.log",
     conda:
@@ -131,7 +140,13 @@ rule visual_queries_report:
         item_set=expand(f"{VQ_DATA}/seed{{seed}}/items.jsonl", seed=SEEDS[:1]),
     output:
         notebook="results/visual_queries/report.ipynb",
-        html="results/visual_queries/report.html",
+        html=report(
+            "results/visual_queries/report.html",
+            caption="../report/visual_queries_report.rst",
+            category="visual_queries",
+            subcategory="report",
+            labels={"study": "visual_queries", "kind": "report"},
+        ),
     log:
         "logs/visual_queries/report.log",
     conda:

@@ -81,11 +81,20 @@ rule vngct_summarize:
             "results/vngct/table.csv",
             caption="../report/vngct_table.rst",
             category="vngct",
+            subcategory="table",
+            labels={"study": "vngct", "kind": "table"},
         ),
         table_md="results/vngct/table.md",
         table_tex="results/vngct/table.tex",
         claims="results/vngct/claims.json",
         metrics="results/vngct/metrics.json",
+        curves=report(
+            "results/vngct/curves.csv",
+            caption="../report/vngct_curves.rst",
+            category="vngct",
+            subcategory="curves",
+            labels={"study": "vngct", "kind": "curves"},
+        ),
     log:
         "logs/vngct/summarize.log",
     conda:
@@ -134,7 +143,13 @@ rule vngct_report:
         runs=VNGCT_RUNS,
     output:
         notebook="results/vngct/report.ipynb",
-        html="results/vngct/report.html",
+        html=report(
+            "results/vngct/report.html",
+            caption="../report/vngct_report.rst",
+            category="vngct",
+            subcategory="report",
+            labels={"study": "vngct", "kind": "report"},
+        ),
     log:
         "logs/vngct/report.log",
     conda:

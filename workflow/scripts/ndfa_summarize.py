@@ -1,9 +1,10 @@
-"""Rule glue: the ndfa table, claim checks and metrics from all runs."""
+"""Rule glue: the ndfa table, claim checks, metrics and learning curves from all runs."""
 
 from pathlib import Path
 
+from reprolab.core.io import write_csv
 from reprolab.core.progress import job_log
-from reprolab.studies.ndfa.results import summarize_study
+from reprolab.studies.ndfa.results import curve_rows, load_curves, summarize_study
 
 with job_log(snakemake.log[0]):
     summarize_study(
@@ -12,3 +13,7 @@ with job_log(snakemake.log[0]):
         runs_dir="results/ndfa/runs",
         out_dir=Path(snakemake.output.table).parent,
     )
+    curves = load_curves(
+        dict(snakemake.params.study), list(snakemake.params.seeds), "results/ndfa/runs"
+    )
+    write_csv(snakemake.output.curves, curve_rows(curves))

@@ -1,17 +1,20 @@
-"""Rule glue: the visual_queries table, claim checks and metrics from all runs."""
+"""Rule glue: the visual_queries table, claim checks, metrics and text-to-visual curves."""
 
 from pathlib import Path
 
+from reprolab.core.io import write_csv
 from reprolab.core.progress import job_log
-from reprolab.studies.visual_queries.results import summarize_study
+from reprolab.studies.visual_queries.results import curve_rows, load_runs, summarize_study
 
 with job_log(snakemake.log[0]):
-    study = dict(snakemake.params.study)
+    study, seeds = dict(snakemake.params.study), list(snakemake.params.seeds)
     summarize_study(
         list(study["methods"]),
-        list(snakemake.params.seeds),
+        seeds,
         float(study["claims"]["alpha"]),
         int(study["table_digits"]),
         runs_dir="results/visual_queries/runs",
         out_dir=Path(snakemake.output.table).parent,
     )
+    runs = load_runs(list(study["methods"]), seeds, "results/visual_queries/runs")
+    write_csv(snakemake.output.curves, curve_rows(runs))

@@ -15,10 +15,27 @@ CONTRACT_FILES = (
     "claims.json",
     "metrics.json",
     "provenance.json",
+    "curves.csv",
     "report.ipynb",
     "report.html",
 )
 """Files every study writes under results/<id>/ (DESIGN.md, 'A study's contract')."""
+
+COMMITTED_FILES = (
+    "table.csv",
+    "table.md",
+    "table.tex",
+    "claims.json",
+    "metrics.json",
+    "provenance.json",
+    "curves.csv",
+)
+"""The small text files of the contract that git carries (DVC outs with `cache: false`), so a
+fresh clone can show, diff and compare results without the DVC remote; the reports and runs
+live in DVC's cache."""
+
+CURVES = "curves.csv"
+"""Long-format learning curve of a study (`x,series,y`), drawn by `dvc plots`."""
 
 INDEX = Path("results/index.html")
 

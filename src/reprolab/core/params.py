@@ -63,7 +63,7 @@ def study_params(config: Mapping[str, Any], section: str) -> dict[str, Any]:
     return deep_merge(values, overrides.get(scale, {}))
 
 
-GLOBAL_KEYS = ("scale", "seeds", "threads", "studies")
+GLOBAL_KEYS = ("scale", "seeds", "threads", "cpu_kernels", "studies")
 """Top-level keys that are not study sections; the top-level `scales:` map overrides them."""
 
 

@@ -8,7 +8,7 @@ paper's method and its baselines appear where the study puts them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -62,6 +62,16 @@ def seed_stats(values: Sequence[float] | np.ndarray) -> dict[str, Any]:
         "std": array.std(ddof=1) if array.size > 1 else 0.0,
         "per_seed": array,
     }
+
+
+def curve_frame(points: Iterable[tuple[str, float, float]]) -> pd.DataFrame:
+    """A study's curves.csv from (series, x, y) points: columns `x,series,y`, rows sorted by
+    (series, x), y with six fixed decimals so the file is byte-stable, undefined points
+    (a NaN mean) left out rather than written as text a plot cannot draw."""
+    return pd.DataFrame(
+        [(x, series, f"{y:.6f}") for series, x, y in sorted(points) if np.isfinite(y)],
+        columns=["x", "series", "y"],
+    )
 
 
 def format_cell(mean: float, std: float, digits: int) -> str:

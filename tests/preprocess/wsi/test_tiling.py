@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import random
 import shutil
 import signal
+import threading
+import time
+from pathlib import Path
 
 import h5py
 import numpy as np
@@ -17,10 +22,13 @@ from reprolab.preprocess.wsi.coords_h5 import read_coords
 from reprolab.preprocess.wsi.reader import read_patch
 from reprolab.preprocess.wsi.tiling import COLUMNS, TilingOptions, tile_slides
 from tests.preprocess.wsi.conftest import tissue_image, zero_tile
+from tests.preprocess.wsi.worker_crash import crash_on_c
 
 IMAGE = tissue_image(2048, strong=True, faint=True)
 BLANK = tissue_image(2048, strong=False)
 FAST = TilingOptions(patch_size=128)
+SMALL = TilingOptions(patch_size=64)
+KILL_RUNS = 20
 
 
 def rows(frame: pd.DataFrame) -> dict[str, dict]:
@@ -164,3 +172,111 @@ def test_a_killed_worker_does_not_stop_the_batch(tmp_path, make_slide):
     assert [row["status"] for row in got.values()] == ["processed", "processed"]
     assert got["a.svs"]["n_patches"] == got["b.svs"]["n_patches"] > 0
     assert tile_check._pool(2) is not pool  # the broken pool was replaced
+
+
+def outputs(out_dir: Path, names: tuple[str, ...] | None = None) -> dict[str, bytes]:
+    """The bytes of every output file under `out_dir` (or of the slides with stem in `names`)."""
+    files = {str(p.relative_to(out_dir)): p for p in out_dir.rglob("*.*")}
+    if names is not None:
+        files = {key: p for key, p in files.items() if p.stem in names}
+    return {key: p.read_bytes() for key, p in sorted(files.items())}
+
+
+def children(pid: int) -> list[int]:
+    """Pids of the living (not zombie) children of `pid`, from /proc."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            state, parent = (entry / "stat").read_text().rsplit(")", 1)[1].split()[:2]
+            if int(parent) == pid and state != "Z":
+                found.append(int(entry.name))
+    return found
+
+
+def pool_workers() -> list[int]:
+    """Every tile-check worker of this process, of the shared pool or of a rerun's own pool:
+    the children of its forkserver."""
+    servers = []
+    for pid in children(os.getpid()):
+        with contextlib.suppress(OSError):
+            if b"forkserver" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                servers.append(pid)
+    return [worker for server in servers for worker in children(server)]
+
+
+def kill_workers_after(delay: float, rng: random.Random) -> list[int]:
+    """After `delay` s, SIGKILL a random non-empty set of the workers alive then (waiting up to
+    a second for some, as pools start lazily); returns the pids it killed."""
+    time.sleep(delay)
+    deadline = time.monotonic() + 1.0
+    while time.monotonic() < deadline:
+        workers = pool_workers()
+        if workers:
+            killed = rng.sample(workers, rng.randint(1, len(workers)))
+            for pid in killed:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            return killed
+        time.sleep(0.002)
+    return []
+
+
+def tile_while_killing(
+    slides: Path, out: Path, delay: float, rng: random.Random
+) -> tuple[pd.DataFrame, list[int]]:
+    """`tile_slides` with 2 workers while a thread kills workers `delay` s in (mid-batch, or
+    after it on the idle pool, which the next batch then finds broken); the process list and
+    the killed pids."""
+    killed: list[int] = []
+    killer = threading.Thread(target=lambda: killed.extend(kill_workers_after(delay, rng)))
+    killer.start()
+    try:
+        return tile_slides(slides, out, SMALL, workers=2, show_progress=False), killed
+    finally:
+        killer.join()
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").is_file(), reason="finds workers in /proc")
+@pytest.mark.timeout(300)
+def test_workers_killed_at_random_points_leave_every_good_slide_processed(tmp_path, make_slide):
+    """20 batches, each with workers SIGKILLed at a seeded random moment (a third of them after
+    the batch, on the idle pool): every slide still ends `processed`, with outputs
+    byte-identical to an undisturbed batch."""
+    names = ("a", "b", "c", "d")
+    for seed, name in enumerate(names):
+        make_slide(f"{name}.svs", tissue_image(1024, seed=seed))
+    slides = tmp_path / "slides"
+    tile_slides(slides, tmp_path / "cold", SMALL, workers=2, show_progress=False)
+    start = time.perf_counter()  # kill points are drawn over a run on the warm pool
+    tile_slides(slides, tmp_path / "undisturbed", SMALL, workers=2, show_progress=False)
+    span = time.perf_counter() - start
+    expected = outputs(tmp_path / "undisturbed")
+    assert len(expected) == 2 * len(names) + 1 and outputs(tmp_path / "cold") == expected
+    rng = random.Random(20240607)
+    hit = 0
+    for run in range(KILL_RUNS):
+        frame, killed = tile_while_killing(
+            slides, tmp_path / f"run{run}", rng.uniform(0, 1.5 * span), rng
+        )
+        assert list(frame["status"]) == ["processed"] * len(names), (run, list(frame["error"]))
+        assert outputs(tmp_path / f"run{run}") == expected, run
+        hit += bool(killed)
+    assert hit >= KILL_RUNS // 2  # a kill misses only when no worker is alive for a second
+
+
+def test_only_the_slide_whose_worker_is_killed_every_time_fails(tmp_path, make_slide, monkeypatch):
+    """A slide that kills its worker each time fails, named; the slides that shared its broken
+    pools are rerun and end as in an undisturbed batch."""
+    for seed, name in enumerate("abcd"):
+        make_slide(f"{name}.svs", tissue_image(1024, seed=seed))
+    slides = tmp_path / "slides"
+    reference = rows(tile_slides(slides, tmp_path / "ref", SMALL, 2, show_progress=False))
+    monkeypatch.setattr(tile_check, "check_tiles", crash_on_c)
+    got = rows(tile_slides(slides, tmp_path / "out", SMALL, 2, show_progress=False))
+    assert got["c.svs"]["status"] == "failed_read"
+    assert got["c.svs"]["error"].startswith("c.svs: its tile-reading worker process died")
+    assert not (tmp_path / "out" / "patches" / "c.h5").exists()
+    for name in ("a.svs", "b.svs", "d.svs"):
+        assert got[name] == reference[name]
+    good = ("a", "b", "d")
+    assert outputs(tmp_path / "out", good) == outputs(tmp_path / "ref", good)

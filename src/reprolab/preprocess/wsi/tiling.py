@@ -11,7 +11,8 @@ workflow rule call. For each slide (files with a known slide suffix, sorted by n
 5. read every kept patch in worker processes (`tile_check`, through `reader`: handles cached
    per worker, one retry on a fresh handle): tiles that are blank (mean saturation not above
    the slide's own tissue threshold) or black are dropped; an unreadable tile makes the slide
-   `failed_read`;
+   `failed_read`. A worker that dies breaks the pool: every slide it held is rerun, and only
+   a slide whose worker dies on each rerun alone is `failed_read`;
 6. write `patches/<stem>.h5` (CLAM/TRIDENT layout, `coords_h5`) and `qc/<stem>.png`; a slide
    with no patch left is `no_tissue` with an empty (0, 2) coords file.
 
@@ -28,7 +29,6 @@ import json
 import traceback
 from collections import deque
 from collections.abc import Mapping
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -50,7 +50,7 @@ from reprolab.preprocess.wsi.grid import (
 from reprolab.preprocess.wsi.mpp import BadMppError, Mpp, override_for, read_overrides, resolve_mpp
 from reprolab.preprocess.wsi.qc import draw_qc, write_png
 from reprolab.preprocess.wsi.reader import best_level, read_plan, to_rgb
-from reprolab.preprocess.wsi.tile_check import TileChecker
+from reprolab.preprocess.wsi.tile_check import CheckBatch, TileChecker, WorkerDiedError
 from reprolab.preprocess.wsi.tissue import TissueMask, TissueParams, segment_tissue
 
 SLIDE_SUFFIXES = frozenset(
@@ -113,8 +113,7 @@ class _Pending:
     thumbnail: np.ndarray
     tissue: TissueMask
     candidates: np.ndarray
-    futures: list
-    retried: bool = False
+    batch: CheckBatch | None = None
 
 
 def _row(path: Path, status: str, n: int = 0, mpp: Mpp | None = None, error: str = "") -> dict:
@@ -214,15 +213,15 @@ def _prepare(
             thumbnail,
             tissue,
             candidates,
-            [],
         )
     _submit(pending, options, checker)
     return pending
 
 
 def _submit(pending: _Pending, options: TilingOptions, checker: TileChecker) -> None:
+    """Send the slide's candidate patches to the tile check."""
     args = (pending.tissue.threshold, options.black_threshold, options.white_black)
-    pending.futures = checker.submit(
+    pending.batch = checker.submit(
         pending.path, pending.candidates, pending.level, pending.read_size, args
     )
 
@@ -264,19 +263,9 @@ def _finish(pending: _Pending, out_dir: Path, options: TilingOptions, checker: T
     """Collect a slide's tile checks and write its outputs; give its row."""
     path = pending.path
     try:
-        checks = [future.result() for future in pending.futures]
-    except BrokenProcessPool:
-        checker.restart()
-        if pending.retried:
-            return _row(
-                path,
-                "failed_read",
-                mpp=pending.mpp,
-                error=f"{path.name}: a tile-reading worker process died twice on this slide",
-            )
-        pending.retried = True
-        _submit(pending, options, checker)
-        return _finish(pending, out_dir, options, checker)
+        checks = checker.collect(pending.batch)
+    except WorkerDiedError as exc:
+        return _row(path, "failed_read", mpp=pending.mpp, error=str(exc))
     keep = np.concatenate([c.keep for c in checks]) if checks else np.zeros(0, bool)
     failures = [f for c in checks for f in c.failures]
     h5_path, qc_path = _outputs(out_dir, path)

@@ -21,15 +21,17 @@ A diverged seed has no final F, so a paired check with a diverged seed on either
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from reprolab.core.claims import claims_document, paired_check
-from reprolab.core.io import read_json, write_json
-from reprolab.core.tables import Record, seed_stats, summarize, write_table
+from reprolab.core.io import read_h5, read_json, write_json
+from reprolab.core.tables import Record, curve_frame, seed_stats, summarize, write_table
 
 FINAL, STATIONARITY, DIVERGED = "F", "stationarity (x1e4)", "diverged"
 STATIONARITY_SCALE = 1e4
@@ -254,6 +256,63 @@ def study_metrics(params: dict[str, Any], runs: dict, seeds: Sequence[int]) -> d
                     stats["diverged_seeds"] = int(np.sum(per_seed(jobs, noise, method, DIVERGED)))
                     entry.setdefault(noise, {})[method] = stats
     return out
+
+
+def read_job_curves(path: str | Path) -> dict[str, Any]:
+    """A job's curves.h5 arrays, with its noise and method names (root attributes) added.
+
+    The same file `jobs.read_curves` reads; kept here so the summary does not import the
+    optimisation code (and sklearn) into the report environment.
+    """
+    import h5py
+
+    with h5py.File(path, "r") as handle:
+        names = {key: json.loads(handle.attrs[key]) for key in ("noises", "methods")}
+    return {**read_h5(path), **names}
+
+
+def load_curves(params: dict[str, Any], seeds: Sequence[int], runs_dir: str | Path) -> dict:
+    """{dataset: {topology: [curves of seed 0, seed 1, ...]}} (see `read_job_curves`)."""
+    return {
+        dataset: {
+            topo: [
+                read_job_curves(run_path(runs_dir, dataset, topo, s).with_name("curves.h5"))
+                for s in seeds
+            ]
+            for topo in params["topologies"]
+        }
+        for dataset in params["datasets"]
+    }
+
+
+def curve_rows(params: dict[str, Any], curves: dict) -> pd.DataFrame:
+    """curves.csv: upper-level loss F(λ̄) against iteration, mean over non-diverged seeds.
+
+    F is what the table reports at the last iteration and what claims 3-6 compare; its path
+    shows how fast each method gets there and where an unnormalised one blows up. One series
+    per `<topology>/<noise>/<method>` (prefixed `<dataset>/` when the study has several, as the
+    table's columns are); x = iteration (the checkpoints every `eval_every`, from 0). A seed in
+    which the method diverged is left out of every point of that series, as it is left out of
+    the table's F; a series with no surviving seed has no rows. Rows are `x,series,y`, sorted by
+    (series, x); `curves` is `load_curves`'s {dataset: {topology: [curves per seed]}}: arrays
+    `iter` [E], `F` [noise, method, E] and `diverged_at` [noise, method] (−1: never), and the
+    lists `noises` and `methods` naming the first two axes.
+    """
+    points = []
+    for dataset, topologies in curves.items():
+        prefix = f"{dataset}/" if len(params["datasets"]) > 1 else ""
+        for topo, jobs in topologies.items():
+            for k, noise in enumerate(jobs[0]["noises"]):
+                for j, method in enumerate(jobs[0]["methods"]):
+                    kept = [job["F"][k, j] for job in jobs if job["diverged_at"][k, j] < 0]
+                    if not kept:
+                        continue
+                    mean = np.mean(kept, axis=0)
+                    points += [
+                        (f"{prefix}{topo}/{noise}/{method}", int(x), float(y))
+                        for x, y in zip(jobs[0]["iter"], mean, strict=True)
+                    ]
+    return curve_frame(points)
 
 
 NOTES = (

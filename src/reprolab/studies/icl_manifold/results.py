@@ -32,11 +32,12 @@ from typing import Any
 
 import h5py
 import numpy as np
+import pandas as pd
 
 from reprolab.core.claims import claims_document, paired_check
 from reprolab.core.determinism import derive_seed
 from reprolab.core.io import read_json, write_json
-from reprolab.core.tables import Record, seed_stats, summarize, write_table
+from reprolab.core.tables import Record, curve_frame, seed_stats, summarize, write_table
 from reprolab.studies.icl_manifold.jobs import STUDY, setting_spec
 from reprolab.studies.icl_manifold.manifolds import KIND_DIM, component_count
 from reprolab.studies.icl_manifold.rates import slope_summary, theory_slope
@@ -127,6 +128,27 @@ def slopes(
 def mse(runs: dict, setting: str, method: str) -> np.ndarray:
     """MSE per seed and n: (seeds, sizes)."""
     return runs[setting][method].mean(-1)
+
+
+def curve_rows(params: dict[str, Any], runs: dict) -> pd.DataFrame:
+    """curves.csv: MSE against the context length n, one series `<setting>/<method>`, seed mean.
+
+    The study's result is this curve, not a training curve (training.json's per-step losses are
+    two networks' fits to noisy targets, not the evaluation): the table keeps its two ends and
+    its log-log slope, and every claim is read off it. x = n (the `sizes` of params, not the
+    n / J_n of a growing setting's rate fit), y = the mean squared error over the prompts and
+    seeds. Rows are `x,series,y`, sorted by (series, x); `runs` is `load_runs`'s {setting:
+    {method: errors (seeds, sizes, prompts)}}.
+    """
+    points = []
+    for setting, methods in runs.items():
+        for method in methods:
+            values = mse(runs, setting, method).mean(0)
+            points += [
+                (f"{setting}/{method}", int(n), float(y))
+                for n, y in zip(params["sizes"], values, strict=True)
+            ]
+    return curve_frame(points)
 
 
 def columns(params: dict[str, Any]) -> list[str]:

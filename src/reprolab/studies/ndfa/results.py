@@ -20,10 +20,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from reprolab.core.claims import claims_document, paired_check
-from reprolab.core.io import write_json
-from reprolab.core.tables import Record, seed_stats, summarize, write_table
+from reprolab.core.io import read_h5, write_json
+from reprolab.core.tables import Record, curve_frame, seed_stats, summarize, write_table
 from reprolab.studies.ndfa.storage import read_run_metrics
 
 ACCURACY, GAP, ALIGNMENT = "test accuracy (%)", "gap to BP (pp)", "alignment (cos)"
@@ -135,6 +136,38 @@ def study_metrics(runs: dict, seeds: Sequence[int]) -> dict[str, Any]:
                 values = [run[metric] for run in seed_runs]
                 out.setdefault(task, {}).setdefault(method, {})[metric] = seed_stats(values)
     return out
+
+
+def load_curves(params: dict[str, Any], seeds: Sequence[int], runs_dir: str | Path) -> dict:
+    """{task: {method: [curves.h5 arrays of seed 0, seed 1, ...]}} read from runs_dir."""
+    root = Path(runs_dir)
+    return {
+        task: {
+            method: [read_h5(root / task / method / f"seed{s}" / "curves.h5") for s in seeds]
+            for method in params["methods"]
+        }
+        for task in params["tasks"]
+    }
+
+
+def curve_rows(curves: dict) -> pd.DataFrame:
+    """curves.csv: test accuracy (%) against epoch, one series `<task>/<method>`, seed mean.
+
+    The learning curve is what two runs of the study differ in first (a slower or stalled
+    method shows up before its final accuracy does), and it is on the table's scale: its last
+    point per series is the table's accuracy cell. Rows are `x,series,y` (x = epoch, from 1),
+    sorted by (series, x); `curves` is `load_curves`'s {task: {method: [per-seed arrays]}}.
+    """
+    points = []
+    for task, methods in curves.items():
+        for method, seed_curves in methods.items():
+            epochs = seed_curves[0]["epoch"]
+            accuracy = np.mean([100.0 * c["test_accuracy"] for c in seed_curves], axis=0)
+            points += [
+                (f"{task}/{method}", int(x), float(y))
+                for x, y in zip(epochs, accuracy, strict=True)
+            ]
+    return curve_frame(points)
 
 
 NOTES = (

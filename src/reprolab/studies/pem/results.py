@@ -23,10 +23,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from reprolab.core.claims import claims_document, paired_check
 from reprolab.core.io import read_json, write_json
-from reprolab.core.tables import Record, seed_stats, summarize, write_table
+from reprolab.core.tables import Record, curve_frame, seed_stats, summarize, write_table
 
 BOUND_METHODS = ("pem", "pem_batch", "detmax")
 BOUND_KEYS = ("delta", "lower", "upper", "tightness", "x_max")
@@ -183,6 +184,30 @@ def study_metrics(runs: dict, params: dict[str, Any], seeds: Sequence[int]) -> d
                     values
                 )
     return {"seeds": list(seeds), "sinr": sinr, "surrogate_bound": bound_summary(runs, params)}
+
+
+def curve_rows(params: dict[str, Any], runs: dict) -> pd.DataFrame:
+    """curves.csv: online PEM's SINR (dB) against training samples seen, seed mean.
+
+    Online PEM is the one method whose runs record a curve (its SINR after every epoch), and
+    it is the paper's method: how fast its local rules separate the sources, per condition,
+    is what a change to them moves first; the last point is the table's cell. One series per
+    condition, `<source>/snr<dB>/pem`; x = samples seen (epochs done × `data.n_samples`: each
+    epoch passes every sample once), y = SINR (dB). Rows are `x,series,y`, sorted by
+    (series, x); `runs` is `load_runs`'s {snr: [metrics of each seed]}.
+    """
+    n_samples = int(params["data"]["n_samples"])
+    points = []
+    for snr, seed_runs in runs.items():
+        for source in params["sources"]:
+            sinr = np.mean(
+                [run["sources"][source]["pem"]["curves"]["sinr"] for run in seed_runs], axis=0
+            )
+            points += [
+                (f"{source}/{snr_key(snr)}/pem", (epoch + 1) * n_samples, float(y))
+                for epoch, y in enumerate(sinr)
+            ]
+    return curve_frame(points)
 
 
 NOTES = (

@@ -24,11 +24,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from reprolab.core.claims import claims_document, paired_check
 from reprolab.core.io import write_json
-from reprolab.core.tables import Record, seed_stats, summarize, write_table
-from reprolab.studies.ssg.storage import read_run_metrics
+from reprolab.core.tables import Record, curve_frame, seed_stats, summarize, write_table
+from reprolab.studies.ssg.storage import read_run_curves, read_run_metrics
 
 METRICS = {"bag_auc": "bag AUC", "bag_accuracy": "bag acc", "instance_auc": "instance AUC"}
 METHOD, BASE = "ssg_uot", "abmil"
@@ -171,6 +172,41 @@ def study_metrics(runs: dict, params: dict[str, Any], seeds: Sequence[int]) -> d
                 cell[f"gain:{metric}"] = cell[f"{METHOD}:{metric}"] - cell[f"{BASE}:{metric}"]
         out["sweep"].append(cell)
     return out
+
+
+def load_curves(params: dict[str, Any], seeds: Sequence[int], runs_dir: str | Path) -> dict:
+    """{dataset: {method: [curves.h5 arrays of seed 0, seed 1, ...]}} of the table's runs."""
+    root = Path(runs_dir)
+    return {
+        dataset: {
+            method: [
+                read_run_curves(root / dataset / method / f"seed{s}" / "curves.h5") for s in seeds
+            ]
+            for method in params["methods"]
+        }
+        for dataset in params["datasets"]
+    }
+
+
+def curve_rows(curves: dict) -> pd.DataFrame:
+    """curves.csv: test bag AUC against epoch, one series `<dataset>/<method>`, seed mean.
+
+    Bag AUC is the table's first column and claim (a)'s metric; its curve over epochs (the test
+    set after every epoch, the last point being the table's cell) shows whether a change moved
+    where a method ends up or only how fast it gets there, and when grounding's warm-up ends.
+    Only the table's datasets (not the sweep's cells). Rows are `x,series,y` (x = epoch, from
+    1), sorted by (series, x); epochs whose seed mean is undefined (a one-class test set gives
+    no AUC) are left out. `curves` is `load_curves`'s {dataset: {method: [per-seed arrays]}}.
+    """
+    points = []
+    for dataset, methods in curves.items():
+        for method, seed_curves in methods.items():
+            epochs = seed_curves[0]["epoch"]
+            auc = np.mean([c["bag_auc"] for c in seed_curves], axis=0)
+            points += [
+                (f"{dataset}/{method}", int(x), float(y)) for x, y in zip(epochs, auc, strict=True)
+            ]
+    return curve_frame(points)
 
 
 NOTES = (

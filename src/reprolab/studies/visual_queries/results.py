@@ -22,10 +22,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from reprolab.core.claims import claims_document, paired_check
 from reprolab.core.io import read_json, write_json
-from reprolab.core.tables import Record, seed_stats, summarize, write_table
+from reprolab.core.tables import Record, curve_frame, seed_stats, summarize, write_table
 from reprolab.studies.visual_queries.items import FAMILIES, N_OPTIONS
 from reprolab.studies.visual_queries.views import MODES
 
@@ -81,6 +82,25 @@ def records(runs: dict, methods: Sequence[str], seeds: Sequence[int]) -> list[Re
                     Record(LABELS[method], column, s, v) for s, v in zip(seeds, values, strict=True)
                 ]
     return out
+
+
+def curve_rows(runs: dict) -> pd.DataFrame:
+    """curves.csv: accuracy (%) against the option mode, x = 0 text, 1 visual, seed mean.
+
+    The runs record no per-step series (a learned backend keeps only its final loss), so the
+    curve is the table's own axis: the same items answered with text options (x = 0), then
+    with visual options (x = 1). Each series `<family>/<method>` (e.g. `tfr/tinyvlm`) is a
+    two-point line whose drop is the table's Δ and the paper's claim; the oracle stays at 100
+    and the option-only baselines at chance. Rows are `x,series,y`, sorted by (series, x);
+    `runs` is `load_runs`'s {method: [metrics of each seed]}.
+    """
+    points = [
+        (f"{family}/{method}", x, float(per_seed(runs, method, f"{family}_acc_{mode}").mean()))
+        for method in runs
+        for family in FAMILIES
+        for x, mode in enumerate(MODES)
+    ]
+    return curve_frame(points)
 
 
 def _benchmark_check(

@@ -20,10 +20,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from reprolab.core.claims import claims_document, paired_check
 from reprolab.core.io import read_json, write_json
-from reprolab.core.tables import Record, seed_stats, summarize, write_table
+from reprolab.core.tables import Record, curve_frame, seed_stats, summarize, write_table
 from reprolab.studies.vngct.jobs import METHODS
 
 STUDY = "vngct"
@@ -160,6 +161,26 @@ def held_out_diagnostics(runs: dict) -> dict[str, Any]:
         }
         for method, method_runs in runs.items()
     }
+
+
+def curve_rows(runs: dict) -> pd.DataFrame:
+    """curves.csv: accuracy on the tasks seen so far after each task of the stream, seed mean.
+
+    The continual-learning curve: after training on task t (x = t, from 1, in stream order),
+    the mean accuracy (ranked among each task's answers, all test items) over tasks 1..t.
+    Forgetting shows as the curve falling where a method loses earlier tasks; its mean over x is
+    the table's average accuracy and its last point the final accuracy. One series per method
+    (its id); rows are `x,series,y`, sorted by (series, x); `runs` is `load_runs`'s {method:
+    [metrics.json of each seed]} (each with the task-by-task matrix `accuracy.all`).
+    """
+    points = []
+    for method, method_runs in runs.items():
+        seen = [
+            [np.mean(row[: t + 1]) for t, row in enumerate(run["accuracy"]["all"])]
+            for run in method_runs
+        ]
+        points += [(method, t + 1, float(y)) for t, y in enumerate(np.mean(seen, axis=0))]
+    return curve_frame(points)
 
 
 def summarize_study(
