@@ -43,7 +43,7 @@ SMOKE_MINUTES = {
 }
 """Smoke `dvc repro` time of each stage on 2 cores (measured at the last lock refresh), its
 upstream stages excluded (measured 2026-12-03 with `dvc repro -s <stage>`, 35 min in all)."""
-CI_REPRO_MINUTES = 5.0
+CI_REPRO_MINUTES = 3.0
 """CI's budget for reproducing the committed lock; `make repro-check` reproduces every stage."""
 
 

@@ -83,12 +83,14 @@ def test_dry_runs_local_and_slurm(repo_copy: Path):
     ],
 )
 def test_bad_config_stops_before_any_job(repo_copy: Path, override: list[str], expected: str):
+    committed = sorted((repo_copy / "results").rglob("*"))  # the results files git carries
     result = run(
         ["snakemake", "--cores", "1", "all", "--config", *override], repo_copy, check=False
     )
     assert result.returncode != 0
     assert expected in result.stdout + result.stderr
-    assert not (repo_copy / "results").exists()
+    assert sorted((repo_copy / "results").rglob("*")) == committed
+    assert not (repo_copy / "data").exists() and not (repo_copy / "logs").exists()
 
 
 @pytest.mark.parametrize(
