@@ -138,4 +138,4 @@ rule bilevel_ht_report:
 
 rule bilevel_ht:
     input:
-        contract_outputs("bilevel_ht"),
+        study_target("bilevel_ht"),

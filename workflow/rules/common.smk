@@ -24,3 +24,11 @@ def section(study):
 def contract_outputs(study):
     """The result files every study writes (the study contract in DESIGN.md)."""
     return [f"results/{study}/{name}" for name in CONTRACT_FILES]
+
+
+def study_target(study):
+    """What `snakemake <study>` and so `dvc repro <study>` build: the contract files and every
+    file the study's summary reads. Snakemake does not rebuild a missing intermediate file whose
+    readers are complete, so without the runs here a run deleted by a killed job would stay
+    missing and DVC would record a partial runs folder."""
+    return [*contract_outputs(study), *getattr(rules, f"{study}_summarize").input]

@@ -151,4 +151,4 @@ rule icl_manifold_report:
 
 rule icl_manifold:
     input:
-        contract_outputs("icl_manifold"),
+        study_target("icl_manifold"),

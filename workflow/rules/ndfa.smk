@@ -155,4 +155,4 @@ rule ndfa_report:
 
 rule ndfa:
     input:
-        contract_outputs("ndfa"),
+        study_target("ndfa"),

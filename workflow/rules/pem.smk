@@ -135,4 +135,4 @@ rule pem_report:
 
 rule pem:
     input:
-        contract_outputs("pem"),
+        study_target("pem"),

@@ -185,4 +185,4 @@ rule ssg_report:
 
 rule ssg:
     input:
-        contract_outputs("ssg"),
+        study_target("ssg"),

@@ -174,4 +174,4 @@ rule visual_queries_report:
 
 rule visual_queries:
     input:
-        contract_outputs("visual_queries"),
+        study_target("visual_queries"),

@@ -172,4 +172,4 @@ rule vngct_report:
 
 rule vngct:
     input:
-        contract_outputs("vngct"),
+        study_target("vngct"),
