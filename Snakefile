@@ -2,16 +2,13 @@
 # on what. Run `snakemake --cores 2 all` (smoke scale) or `snakemake --cores 2 <study>`.
 
 
-from snakemake.utils import validate
-
-
 configfile: "params.yaml"
 
 
 report: "workflow/report/workflow.rst"
 
 
-validate(config, "workflow/schemas/params.schema.yaml")
+# common.smk checks params.yaml against src/reprolab/schemas/ before any job starts.
 
 
 include: "workflow/rules/common.smk"
@@ -25,6 +22,7 @@ for study in config["studies"]:
     include: f"workflow/rules/{study}.smk"
 
 
+include: "workflow/rules/tail.smk"
 include: "workflow/rules/index.smk"
 
 

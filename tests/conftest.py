@@ -96,14 +96,3 @@ def study_section(study: str, scale: str) -> dict:
     from reprolab.core.params import load_yaml, study_params
 
     return study_params({**load_yaml(ROOT / "params.yaml"), "scale": scale}, study)
-
-
-def section_schema(study: str) -> dict:
-    """The schema of a study's merged section (no `scales:`), with the main schema's $defs."""
-    from reprolab.core.params import load_yaml
-
-    main = load_yaml(ROOT / "workflow/schemas/params.schema.yaml")
-    section = main["properties"][study]
-    section["properties"].pop("scales")
-    section["required"].remove("scales")
-    return {"$defs": main["$defs"], **section}

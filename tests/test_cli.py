@@ -1,9 +1,56 @@
+import json
+import os
+import subprocess
+import sys
+from importlib import metadata
 from pathlib import Path
 
+import pytest
 import yaml
 
+import reprolab
 from reprolab.cli import main
 from tests.conftest import ROOT
+
+SRC = Path(reprolab.__file__).resolve().parents[1]
+"""The folder this checkout's package is imported from, for commands run in a subprocess."""
+HEAVY = ("torch", "transformers", "pandas")
+
+LOADED = """
+import json, sys
+from reprolab.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+print(json.dumps(sorted(m for m in {heavy!r} if m in sys.modules)), file=sys.stderr)
+"""
+
+
+def reprolab_command(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """`reprolab ARGS` in a fresh interpreter, run in `cwd`, importing this checkout."""
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    return subprocess.run(
+        [sys.executable, "-m", "reprolab.cli", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def loaded_modules(*args: str, cwd: Path) -> list[str]:
+    """Which of HEAVY a fresh interpreter has imported after `reprolab ARGS`."""
+    result = subprocess.run(
+        [sys.executable, "-c", LOADED.format(heavy=HEAVY), *args],
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(SRC)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    return json.loads(result.stderr.strip().splitlines()[-1])
 
 
 def test_params_check_accepts_the_committed_file(monkeypatch, capsys):
@@ -19,7 +66,49 @@ def test_params_check_names_a_bad_key(monkeypatch, capsys, tmp_path: Path):
     bad = tmp_path / "params.yaml"
     bad.write_text(yaml.safe_dump(config))
     assert main(["params-check", "--params", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert f"{bad}: invalid parameters" in err and "ndfa.train.lr" in err
+    assert main(["params-check", str(bad)]) == 2
     assert "ndfa.train.lr" in capsys.readouterr().err
+
+
+def test_params_check_names_a_missing_file(capsys, tmp_path: Path):
+    assert main(["params-check", str(tmp_path / "none.yaml")]) == 2
+    assert "none.yaml: cannot read" in capsys.readouterr().err
+
+
+def test_params_check_runs_outside_the_repository(tmp_path: Path):
+    good = reprolab_command("params-check", str(ROOT / "params.yaml"), cwd=tmp_path)
+    assert good.returncode == 0, good.stderr
+    assert good.stdout == f"{ROOT / 'params.yaml'}: valid\n"
+    config = yaml.safe_load((ROOT / "params.yaml").read_text())
+    config["pem"]["claims"]["alpha"] = 2
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(config))
+    bad = reprolab_command("params-check", cwd=tmp_path)
+    assert bad.returncode == 2
+    assert "params.yaml: invalid parameters" in bad.stderr
+    assert "key 'pem.claims.alpha': 2 is greater than or equal to the maximum of 1" in bad.stderr
+
+
+def test_version_is_the_installed_distributions(capsys):
+    with pytest.raises(SystemExit) as exited:
+        main(["--version"])
+    assert exited.value.code == 0
+    assert capsys.readouterr().out == f"reprolab {metadata.version('reprolab')}\n"
+
+
+def test_help_shows_the_defaults(capsys):
+    with pytest.raises(SystemExit):
+        main(["dvc-export", "--help"])
+    out = capsys.readouterr().out
+    assert "(default: params.yaml)" in out and "(default: dvc.yaml)" in out
+
+
+def test_help_and_params_check_import_no_torch_transformers_or_pandas(tmp_path: Path):
+    assert loaded_modules("--help", cwd=tmp_path) == []
+    assert loaded_modules("params-check", str(ROOT / "params.yaml"), cwd=tmp_path) == []
+    # The check sees an import when a subcommand does make one: compare reads tables with pandas.
+    assert "pandas" in loaded_modules("compare", "--help", cwd=tmp_path)
 
 
 def test_dvc_export_check(monkeypatch, tmp_path: Path):

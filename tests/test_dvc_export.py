@@ -16,6 +16,9 @@ def test_stage_covers_code_params_and_contract_outputs():
     assert ndfa["cmd"] == "snakemake --cores all ndfa"
     assert "workflow/scripts/ndfa_train.py" in ndfa["deps"]
     assert "workflow/notebooks/ndfa.ipynb" in ndfa["deps"]
+    # The shared tail's rules and scripts, and the design notes shown in the report.
+    for dep in ("workflow/rules/tail.smk", "workflow/scripts/summarize.py", "docs/studies/ndfa.md"):
+        assert dep in ndfa["deps"], dep
     assert {"scale", "seeds", "ndfa"} <= set(ndfa["params"])
     assert "data/ndfa" in ndfa["outs"] and "results/ndfa/report.html" in ndfa["outs"]
     assert "requirements.lock" in ndfa["deps"] and ndfa["desc"].startswith("ndfa: ")
@@ -31,6 +34,7 @@ def test_index_depends_on_every_module_its_script_imports():
     for module in ("core/index.py", "core/io.py", "core/layout.py", "core/progress.py"):
         assert f"src/reprolab/{module}" in deps, module
     assert "src/reprolab/core/tables.py" not in deps
+    assert "src/reprolab/papers.yaml" in deps
 
 
 def test_every_study_has_a_curves_plot():

@@ -4,48 +4,94 @@ Subcommands run a part of the project outside Snakemake: `params-check` validate
 `dvc-export` writes (or with --check compares) dvc.yaml, `compare` checks that two results trees
 agree in substance. The preprocessing families add their own (`reprolab wsi ...`,
 `reprolab video ...`, `reprolab streams ...`).
+
+A subcommand's module is imported only when that subcommand runs or its help is shown, so
+`reprolab --help` and `reprolab params-check` load no torch, transformers or pandas.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
+from importlib import metadata
 from pathlib import Path
+from typing import Any
 
-from reprolab import compare, dvc_export
-from reprolab.core.io import write_json, write_text
-from reprolab.core.layout import known_studies
-from reprolab.core.params import ParamsError, check_config, load_yaml
-from reprolab.preprocess.instr import streams_command
-from reprolab.preprocess.video import frames_command
-from reprolab.preprocess.wsi import features_command, tile_command
+from reprolab.core.params import ParamsError
 
-SCHEMA = Path("workflow/schemas/params.schema.yaml")
+Register = Callable[[argparse.ArgumentParser], None]
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser that shows defaults in its help and may add its arguments late.
+
+    `register(parser)`, when given, adds the parser's arguments (or subcommands) the first time
+    the parser parses or formats its help or usage, so a subcommand whose options come from a
+    heavy module imports it only when that subcommand is used. Subparsers are Parsers too.
+    """
+
+    def __init__(
+        self,
+        *args: Any,
+        register: Register | None = None,
+        formatter_class: type[argparse.HelpFormatter] = argparse.ArgumentDefaultsHelpFormatter,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(*args, formatter_class=formatter_class, **kwargs)
+        self._register = register
+
+    def _ensure_registered(self) -> None:
+        register, self._register = self._register, None
+        if register is not None:
+            register(self)
+
+    def parse_known_args(self, args=None, namespace=None):
+        self._ensure_registered()
+        return super().parse_known_args(args, namespace)
+
+    def format_help(self) -> str:
+        self._ensure_registered()
+        return super().format_help()
+
+    def format_usage(self) -> str:
+        self._ensure_registered()
+        return super().format_usage()
+
+
+def version() -> str:
+    """The installed distribution's version of reprolab."""
+    try:
+        return metadata.version("reprolab")
+    except metadata.PackageNotFoundError:
+        return "unknown (not installed)"
 
 
 def _load_checked(params_path: str) -> dict:
-    import jsonschema
+    """params.yaml at `params_path`, validated as the workflow validates it."""
+    from reprolab.core.params import check_config, load_yaml
 
-    config = load_yaml(params_path)
-    schema = load_yaml(SCHEMA)
     try:
-        jsonschema.validate(config, schema)
-    except jsonschema.ValidationError as exc:
-        key = ".".join(str(p) for p in exc.absolute_path) or "(top level)"
-        raise ParamsError(f"{params_path}: key '{key}': {exc.message}") from exc
-    check_config(config, SCHEMA, known_studies())
+        config = load_yaml(params_path)
+    except OSError as exc:
+        raise ParamsError(f"{params_path}: cannot read ({exc.strerror})") from exc
+    check_config(config, source=params_path)
     return config
 
 
 def cmd_params_check(args: argparse.Namespace) -> int:
     """Validate params.yaml as the workflow would; print what is wrong."""
-    _load_checked(args.params)
-    print(f"{args.params}: valid")
+    path = args.params_option or args.params
+    _load_checked(path)
+    print(f"{path}: valid")
     return 0
 
 
 def cmd_dvc_export(args: argparse.Namespace) -> int:
     """Write dvc.yaml from the workflow, or with --check exit 1 when the file is stale."""
+    from reprolab import dvc_export
+    from reprolab.core.io import write_text
+
     text = dvc_export.render(_load_checked(args.params))
     target = Path(args.output)
     if args.check:
@@ -64,6 +110,9 @@ def cmd_dvc_export(args: argparse.Namespace) -> int:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     """Compare results tree A with the reference B; 1 when a cell or claim outcome differs."""
+    from reprolab import compare
+    from reprolab.core.io import write_json
+
     try:
         tolerance = compare.Tolerance(rtol=args.rtol, atol=args.atol)
         report = compare.compare_trees(args.a, args.b, tolerance, args.studies)
@@ -76,40 +125,102 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
+def cmd_new_study(args: argparse.Namespace) -> int:
+    """Write the skeleton of a new study; 2 when the id is bad or taken."""
+    from reprolab.scaffold import new_study
+
+    try:
+        written = new_study(args.study, args.root)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    for path in written:
+        print(f"wrote {path}")
+    print(
+        f"next: add {args.study} to `studies` in params.yaml, then "
+        f"`snakemake --cores 2 --config scale=ci {args.study}` and `reprolab dvc-export`"
+    )
+    return 0
+
+
+def _compare_arguments(parser: argparse.ArgumentParser) -> None:
+    from reprolab import compare
+
+    parser.description = compare.Tolerance().describe()
+    parser.add_argument("a", help="results tree to check: a folder of <id>/ studies, or git:REV")
+    parser.add_argument("b", help="reference results tree: a folder, or git:REV (results/ at REV)")
+    parser.add_argument(
+        "--rtol", type=float, default=compare.Tolerance.rtol, help="relative tolerance of a cell"
+    )
+    parser.add_argument(
+        "--atol", type=float, default=compare.Tolerance.atol, help="absolute tolerance of a cell"
+    )
+    parser.add_argument("--studies", nargs="+", metavar="ID", help="compare only these studies")
+    parser.add_argument("--json", metavar="OUT", help="also write the report as JSON to OUT")
+    parser.set_defaults(func=cmd_compare)
+
+
+def _wsi_commands(parser: argparse.ArgumentParser) -> None:
+    from reprolab.preprocess.wsi import features_command, tile_command
+
+    sub = parser.add_subparsers(dest="wsi_command", required=True)
+    tile_command.add_parser(sub)
+    features_command.add_parser(sub)
+
+
+def _video_commands(parser: argparse.ArgumentParser) -> None:
+    from reprolab.preprocess.video import frames_command
+
+    frames_command.add_parser(parser.add_subparsers(dest="video_command", required=True))
+
+
+def _streams_commands(parser: argparse.ArgumentParser) -> None:
+    from reprolab.preprocess.instr import streams_command
+
+    streams_command.add_parser(parser.add_subparsers(dest="streams_command", required=True))
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the `reprolab` command."""
-    parser = argparse.ArgumentParser(prog="reprolab", description=__doc__.splitlines()[0])
+    parser = Parser(prog="reprolab", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     sub = parser.add_subparsers(dest="command", required=True)
-    check = sub.add_parser("params-check", help="validate params.yaml")
-    check.add_argument("--params", default="params.yaml")
+    check = sub.add_parser(
+        "params-check",
+        help="validate params.yaml",
+        description="Validate a params file against the packaged schemas, as the workflow does.",
+    )
+    check.add_argument("params", nargs="?", default="params.yaml", help="params file to check")
+    check.add_argument(
+        "--params", dest="params_option", metavar="PARAMS", help="the params file, as an option"
+    )
     check.set_defaults(func=cmd_params_check)
     export = sub.add_parser("dvc-export", help="write dvc.yaml from the Snakemake workflow")
-    export.add_argument("--params", default="params.yaml")
-    export.add_argument("--output", default="dvc.yaml")
+    export.add_argument("--params", default="params.yaml", help="params file of the workflow")
+    export.add_argument("--output", default="dvc.yaml", help="the dvc.yaml to write or check")
     export.add_argument("--check", action="store_true", help="only compare with the existing file")
     export.set_defaults(func=cmd_dvc_export)
-    diff = sub.add_parser(
+    new = sub.add_parser(
+        "new-study",
+        help="write the skeleton of a new study",
+        description="Write a new study's package, rule file, params section, schema, notebook, "
+        "test and design notes: a study that runs, to be replaced by the paper's experiment.",
+    )
+    new.add_argument("study", help="the study id (lower case letters, digits, _)")
+    new.add_argument("--root", default=".", help="the repository to write into")
+    new.set_defaults(func=cmd_new_study)
+    sub.add_parser(
         "compare",
         help="check that two results trees agree in substance (table cells, claim outcomes)",
-        description=compare.Tolerance().describe(),
+        register=_compare_arguments,
     )
-    diff.add_argument("a", help="results tree to check: a folder of <id>/ studies, or git:REV")
-    diff.add_argument("b", help="reference results tree: a folder, or git:REV (results/ at REV)")
-    diff.add_argument("--rtol", type=float, default=compare.Tolerance.rtol)
-    diff.add_argument("--atol", type=float, default=compare.Tolerance.atol)
-    diff.add_argument("--studies", nargs="+", metavar="ID", help="compare only these studies")
-    diff.add_argument("--json", metavar="OUT", help="also write the report as JSON to OUT")
-    diff.set_defaults(func=cmd_compare)
-    wsi = sub.add_parser("wsi", help="whole-slide images: tile slides, embed their tiles")
-    wsi_sub = wsi.add_subparsers(dest="wsi_command", required=True)
-    tile_command.add_parser(wsi_sub)
-    features_command.add_parser(wsi_sub)
-    video = sub.add_parser("video", help="videos: extract frame-exact clips")
-    video_sub = video.add_subparsers(dest="video_command", required=True)
-    frames_command.add_parser(video_sub)
-    streams = sub.add_parser("streams", help="instruction streams: build SynthCIT, check records")
-    streams_sub = streams.add_subparsers(dest="streams_command", required=True)
-    streams_command.add_parser(streams_sub)
+    families = {
+        "wsi": ("whole-slide images: tile slides, embed their tiles", _wsi_commands),
+        "video": ("videos: extract frame-exact clips", _video_commands),
+        "streams": ("instruction streams: build SynthCIT, check records", _streams_commands),
+    }
+    for name, (summary, register) in families.items():
+        sub.add_parser(name, help=summary, description=summary, register=register)
     return parser
 
 

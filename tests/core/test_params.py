@@ -1,20 +1,42 @@
+import copy
+import importlib
+import shutil
 from pathlib import Path
 
+import jsonschema
 import pytest
 import yaml
 
-from reprolab.core.layout import known_studies
+import reprolab
+import reprolab.core.params
+from reprolab.core.layout import known_families, known_studies
 from reprolab.core.params import (
+    SCALES,
+    TOP_SCHEMA,
     ParamsError,
     check_config,
+    check_section,
     deep_merge,
+    load_schema,
     load_yaml,
     merged_top_level,
+    schema_dir,
+    schema_registry,
+    schema_uri,
     study_params,
 )
 from tests.conftest import ROOT
 
-SCHEMA = ROOT / "workflow/schemas/params.schema.yaml"
+DEFS = "../defs.schema.yaml#/$defs"
+METHODS = {
+    "ndfa": ("reprolab.studies.ndfa.feedback", "METHODS"),
+    "ssg": ("reprolab.studies.ssg.models", "METHODS"),
+    "visual_queries": ("reprolab.studies.visual_queries.jobs", "METHODS"),
+    "vngct": ("reprolab.studies.vngct.jobs", "METHODS"),
+    "icl_manifold": ("reprolab.studies.icl_manifold.jobs", "METHODS"),
+    "pem": ("reprolab.studies.pem.jobs", "METHODS"),
+}
+"""Where each study with a list of methods keeps the names its code implements."""
 
 
 @pytest.fixture
@@ -43,26 +65,176 @@ def test_top_level_scale_overrides(config):
 
 
 def test_committed_params_are_valid(config):
-    check_config(config, SCHEMA, known_studies())
+    check_config(config)
+
+
+def test_schemas_resolve_from_the_package_without_network(config, no_network):
+    schema_registry.cache_clear()
+    try:
+        check_config(config)
+    finally:
+        schema_registry.cache_clear()
+
+
+def test_merged_params_of_every_section_are_valid_at_every_scale(config):
+    for scale in SCALES:
+        for section in [*config["studies"], *known_families()]:
+            check_section(study_params({**config, "scale": scale}, section), section)
+
+
+def test_schemas_are_package_data_not_workflow_files():
+    folder = Path(str(schema_dir()))
+    assert folder == Path(reprolab.__file__).parent / "schemas"
+    assert (folder / TOP_SCHEMA).is_file()
+    assert schema_uri() == (folder / TOP_SCHEMA).as_uri()
+    assert not (ROOT / "workflow/schemas").exists()
+
+
+def test_every_known_study_and_family_has_its_schema_file():
+    top = load_schema()["properties"]
+    for kind, names in (("studies", known_studies()), ("families", known_families())):
+        files = sorted(p.name for p in (Path(str(schema_dir())) / kind).glob("*.schema.yaml"))
+        assert files == [f"{name}.schema.yaml" for name in names], kind
+        for name in names:
+            assert top[name] == {"$ref": f"{kind}/{name}.schema.yaml"}
+            assert load_schema(f"{kind}/{name}.schema.yaml")["type"] == "object"
+
+
+def test_every_schema_file_is_a_valid_2020_12_schema():
+    uris = [uri for uri in schema_registry() if uri.startswith(Path(str(schema_dir())).as_uri())]
+    assert len(uris) == 1 + 1 + len(known_studies()) + len(known_families())
+    for uri in uris:
+        jsonschema.Draft202012Validator.check_schema(schema_registry().contents(uri))
+
+
+@pytest.mark.parametrize("study", known_studies())
+def test_study_schemas_use_the_shared_defs(study):
+    properties = load_schema(f"studies/{study}.schema.yaml")["properties"]
+    for key in ("claims", "table_digits", "scales"):
+        assert properties[key]["$ref"] == f"{DEFS}/{key}", key
+    if study in METHODS:
+        assert properties["methods"]["$ref"] == f"{DEFS}/methods"
+
+
+@pytest.mark.parametrize("study", sorted(METHODS))
+def test_each_study_schema_lists_the_methods_its_code_knows(study):
+    module, name = METHODS[study]
+    known = list(getattr(importlib.import_module(module), name))
+    items = load_schema(f"studies/{study}.schema.yaml")["properties"]["methods"]["items"]
+    if "$ref" in items:  # a local definition shared with another key (ssg's sweep)
+        items = load_schema(f"studies/{study}.schema.yaml")["$defs"][items["$ref"].split("/")[-1]]
+    assert items["enum"] == known
+
+
+def test_a_study_not_listed_in_studies_needs_no_section(config):
+    config["studies"].remove("pem")
+    del config["pem"]
+    check_config(config)
+
+
+def test_a_new_study_needs_only_its_schema_file(config, monkeypatch, tmp_path: Path):
+    folder = tmp_path / "schemas"
+    shutil.copytree(Path(str(schema_dir())), folder)
+    (folder / "studies/toy.schema.yaml").write_text(
+        "type: object\nadditionalProperties: false\nrequired: [methods]\n"
+        f"properties:\n  methods: {{$ref: '{DEFS}/methods', items: {{enum: [a, b]}}}}\n"
+    )
+    monkeypatch.setattr(reprolab.core.params, "schema_dir", lambda: folder)
+    schema_registry.cache_clear()
+    try:
+        config["studies"].append("toy")
+        config["toy"] = {"methods": ["a", "b"]}
+        check_config(config, [*known_studies(), "toy"])
+        config["toy"]["methods"].append("c")
+        with pytest.raises(ParamsError, match=r"key 'toy.methods.2': 'c' is not one of"):
+            check_config(config, [*known_studies(), "toy"])
+    finally:
+        schema_registry.cache_clear()
+
+
+def test_a_listed_study_without_a_schema_file_is_named(config):
+    config["studies"].append("toy")
+    with pytest.raises(ParamsError, match="study 'toy' has no schema studies/toy.schema.yaml"):
+        check_config(config, [*known_studies(), "toy"])
+
+
+def test_a_listed_study_without_its_section_is_named(config):
+    del config["pem"]
+    with pytest.raises(ParamsError, match=r"'pem' is a required property.*listed in `studies`"):
+        check_config(config)
 
 
 def test_unknown_study_lists_known_ids(config):
     with pytest.raises(
         ParamsError, match=r"unknown study id\(s\) \['nope'\]; known ids are \['ndfa'\]"
     ):
-        check_config({**config, "studies": ["ndfa", "nope"]}, SCHEMA, ["ndfa"])
+        check_config({**config, "studies": ["ndfa", "nope"]}, ["ndfa"])
 
 
-def test_bad_override_is_named_with_its_scale_and_key(config):
+def test_a_bad_value_in_a_study_section_names_the_file_key_and_expectation(config):
+    config["pem"]["pem"]["lr"] = "fast"
+    config["visual_queries"]["methods"].append("gpt")
+    with pytest.raises(ParamsError) as caught:
+        check_config(config, source="my/params.yaml")
+    message = str(caught.value)
+    assert message.startswith("my/params.yaml: invalid parameters")
+    assert "key 'pem.pem.lr': 'fast' is not of type 'number'" in message
+    assert "key 'visual_queries.methods.7': 'gpt' is not one of ['oracle', 'blind'" in message
+
+
+def test_a_method_the_claims_need_is_named_with_the_reason(config):
+    config["pem"]["methods"].remove("nsm")
+    with pytest.raises(ParamsError, match=r"key 'pem.methods'.*so list nsm"):
+        check_config(config)
+
+
+def test_a_conditional_requirement_is_explained(config):
+    config["visual_queries"]["scales"]["ci"]["methods"] = ["oracle", "hf_vlm"]
+    with pytest.raises(
+        ParamsError,
+        match=r"(?s)scale 'ci'.*key 'visual_queries.hf_vlm.path': '' should be non-empty "
+        r"\(the hf_vlm method is listed",
+    ):
+        check_config(config)
+
+
+def test_bad_override_is_named_with_its_scale_key_and_origin(config):
     config["ndfa"]["scales"]["ci"]["train"]["lr"] = -1.0
-    with pytest.raises(ParamsError, match=r"(?s)scale 'ci'.*key 'ndfa.train.lr'"):
-        check_config(config, SCHEMA, known_studies())
+    with pytest.raises(
+        ParamsError,
+        match=r"(?s)scale 'ci'.*key 'ndfa.train.lr': .*\[set by ndfa.scales.ci.train.lr\]",
+    ):
+        check_config(config)
+
+
+def test_bad_global_override_is_named_with_its_origin(config):
+    config["scales"]["ci"]["seeds"] = [0, -1]
+    with pytest.raises(ParamsError, match=r"key 'seeds.1': .*\[set by scales.ci.seeds\]"):
+        check_config(config)
 
 
 def test_unknown_key_in_override_is_rejected(config):
     config["ndfa"]["scales"]["paper"]["train"]["learning_rate"] = 0.1
-    with pytest.raises(ParamsError, match="learning_rate"):
-        check_config(config, SCHEMA, known_studies())
+    with pytest.raises(ParamsError, match="'learning_rate' was unexpected"):
+        check_config(config)
+
+
+def test_extra_claim_settings_are_rejected_through_the_shared_defs(config):
+    config["ndfa"]["claims"]["beta"] = 0.1
+    with pytest.raises(ParamsError, match=r"key 'ndfa.claims'.*'beta' was unexpected"):
+        check_config(config)
+    config["ndfa"]["claims"] = {"alpha": 1.5}
+    with pytest.raises(ParamsError, match=r"key 'ndfa.claims.alpha'"):
+        check_config(config)
+
+
+def test_check_section_names_the_section_and_key(config):
+    values = copy.deepcopy(study_params({**config, "scale": "ci"}, "bilevel_ht"))
+    values["optim"]["lambda_box"] = [1.0, 2.0]
+    with pytest.raises(ParamsError, match=r"key 'bilevel_ht.optim.lambda_box.0'.*lo < 0"):
+        check_section(values, "bilevel_ht")
+    with pytest.raises(ParamsError, match="no schema studies/nope.schema.yaml"):
+        check_section(values, "nope")
 
 
 def test_load_yaml_rejects_non_mapping(tmp_path: Path):

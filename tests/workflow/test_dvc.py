@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from reprolab.core.layout import load_papers
 from reprolab.core.provenance import kernel_signature
 from tests.conftest import ROOT, run
 
@@ -28,21 +29,9 @@ DETERMINISTIC = {
     "pem": ("results/pem/runs",),
 }
 SUMMARIES = ("table.csv", "table.md", "table.tex", "claims.json", "metrics.json", "curves.csv")
-SMOKE_MINUTES = {
-    "instr": 0.3,
-    "video": 1.3,
-    "wsi": 1.3,
-    "ndfa": 2.5,
-    "ssg": 7.9,
-    "visual_queries": 9.9,
-    "vngct": 7.5,
-    "bilevel_ht": 0.9,
-    "icl_manifold": 1.7,
-    "pem": 1.7,
-    "index": 0.3,
-}
-"""Smoke `dvc repro` time of each stage on 2 cores (measured at the last lock refresh), its
-upstream stages excluded (measured 2026-12-03 with `dvc repro -s <stage>`, 35 min in all)."""
+SMOKE_MINUTES = load_papers().smoke_minutes
+"""Smoke `dvc repro` time of each stage on 2 cores, upstream stages excluded, as
+src/reprolab/papers.yaml records it (measured at the last lock refresh)."""
 CI_REPRO_MINUTES = 3.0
 """CI's budget for reproducing the committed lock; `make repro-check` reproduces every stage."""
 

@@ -1,6 +1,6 @@
 # bilevel_ht: decentralised bilevel optimisation under heavy-tailed noise (paper 19). Per dataset,
-# topology and seed one job runs every noise setting and method; then the table and claims,
-# provenance and the report.
+# topology and seed one job runs every noise setting and method; the shared tail (tail.smk)
+# writes the table, claims, provenance and report.
 BILEVEL_HT = section("bilevel_ht")
 BILEVEL_HT_DATASETS = list(BILEVEL_HT["datasets"])
 BILEVEL_HT_RUNS = expand(
@@ -36,106 +36,27 @@ rule bilevel_ht_run:
         "../scripts/bilevel_ht_run.py"
 
 
-rule bilevel_ht_summarize:
-    input:
-        runs=BILEVEL_HT_RUNS,
-        curves=BILEVEL_HT_CURVES,
-    output:
-        table=report(
-            "results/bilevel_ht/table.csv",
-            caption="../report/bilevel_ht_table.rst",
-            category="bilevel_ht",
-            subcategory="table",
-            labels={"study": "bilevel_ht", "kind": "table"},
-        ),
-        table_md="results/bilevel_ht/table.md",
-        table_tex="results/bilevel_ht/table.tex",
-        claims="results/bilevel_ht/claims.json",
-        metrics="results/bilevel_ht/metrics.json",
-        curves=report(
-            "results/bilevel_ht/curves.csv",
-            caption="../report/bilevel_ht_curves.rst",
-            category="bilevel_ht",
-            subcategory="curves",
-            labels={"study": "bilevel_ht", "kind": "curves"},
-        ),
-    log:
-        "logs/bilevel_ht/summarize.log",
-    conda:
-        "../../envs/report.yaml"
-    threads: 1
-    resources:
-        mem_mb=2000,
-        runtime=10,
-    params:
-        study=BILEVEL_HT,
-        seeds=SEEDS,
-    script:
-        "../scripts/bilevel_ht_summarize.py"
-
-
-rule bilevel_ht_provenance:
-    input:
-        metrics="results/bilevel_ht/metrics.json",
-    output:
-        provenance="results/bilevel_ht/provenance.json",
-    log:
-        "logs/bilevel_ht/provenance.log",
-    conda:
-        "../../envs/report.yaml"
-    threads: 1
-    resources:
-        mem_mb=1000,
-        runtime=5,
-    params:
-        study="bilevel_ht",
-        values=BILEVEL_HT,
-        scale=SCALE,
-        seeds=SEEDS,
-        threads=THREADS,
-    script:
-        "../scripts/provenance.py"
-
-
-rule bilevel_ht_report:
-    input:
-        notebook="workflow/notebooks/bilevel_ht.ipynb",
-        table="results/bilevel_ht/table.csv",
-        claims="results/bilevel_ht/claims.json",
-        metrics="results/bilevel_ht/metrics.json",
-        runs=BILEVEL_HT_RUNS,
-    output:
-        notebook="results/bilevel_ht/report.ipynb",
-        html=report(
-            "results/bilevel_ht/report.html",
-            caption="../report/bilevel_ht_report.rst",
-            category="bilevel_ht",
-            subcategory="report",
-            labels={"study": "bilevel_ht", "kind": "report"},
-        ),
-    log:
-        "logs/bilevel_ht/report.log",
-    conda:
-        "../../envs/report.yaml"
-    threads: 1
-    resources:
-        mem_mb=2000,
-        runtime=15,
-    params:
-        parameters={
-            "results_dir": "results/bilevel_ht",
-            "datasets": BILEVEL_HT_DATASETS,
-            "topologies": BILEVEL_HT["topologies"],
-            "noises": list(BILEVEL_HT["noises"]),
-            "methods": list(BILEVEL_HT["methods"]),
-            "method": BILEVEL_HT["claims"]["method"],
-            "seeds": SEEDS,
-            "scale": SCALE,
-        },
-    script:
-        "../scripts/report.py"
-
-
-rule bilevel_ht:
-    input:
-        study_target("bilevel_ht"),
+register_study(
+    "bilevel_ht",
+    runs=[*BILEVEL_HT_RUNS, *BILEVEL_HT_CURVES],
+    captions={
+        "table": "Decentralised bilevel methods (D-SGD, D-STORM, D-Clip at three thresholds, "
+        "D-NSGDM, D-NSVRB) under Gaussian, Student-t (ν = 1.5) and Pareto (α = 1.5) oracle noise "
+        "on a ring and an exponential graph: final upper-level loss, stationarity (mean ± std "
+        "over non-diverged seeds) and the fraction of diverged seeds.",
+        "curves": "bilevel_ht convergence curves (long format ``x,series,y``, the input of "
+        "``dvc plots``): the exact upper-level loss F(λ̄) at every evaluation checkpoint "
+        "(x = iteration = gossip round), one series per ``<topology>/<noise>/<method>``, mean "
+        "over the seeds that did not diverge (a series with none has no rows).",
+        "report": "The papermill report of the bilevel_ht study: convergence of the upper-level "
+        "loss and stationarity per topology and noise, divergences, the table and the claim "
+        "checks.",
+    },
+    report_params={
+        "datasets": BILEVEL_HT_DATASETS,
+        "topologies": BILEVEL_HT["topologies"],
+        "noises": list(BILEVEL_HT["noises"]),
+        "methods": list(BILEVEL_HT["methods"]),
+        "method": BILEVEL_HT["claims"]["method"],
+    },
+)

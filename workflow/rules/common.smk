@@ -6,7 +6,7 @@ from reprolab.core.determinism import kernel_environment
 from reprolab.core.layout import CONTRACT_FILES, known_studies
 from reprolab.core.params import check_config, merged_top_level, study_params
 
-check_config(config, "workflow/schemas/params.schema.yaml", known_studies())
+check_config(config, known_studies(), source=" + ".join(map(str, workflow.configfiles)))
 TOP = merged_top_level(config)
 SEEDS = TOP["seeds"]
 THREADS = TOP["threads"]
@@ -22,8 +22,38 @@ def section(study):
 
 
 def contract_outputs(study):
-    """The result files every study writes (the study contract in DESIGN.md)."""
+    """The result files every study writes (the study contract in docs/architecture.md)."""
     return [f"results/{study}/{name}" for name in CONTRACT_FILES]
+
+
+STUDY_TAILS = {}
+"""What each study registers for the rules every study shares (workflow/rules/tail.smk)."""
+
+
+def register_study(
+    study,
+    runs,
+    captions,
+    report_params=None,
+    report_inputs=None,
+    provenance_values=None,
+):
+    """Register a study's tail: `runs` are the files its summary reads (results/<id>/runs and
+    any other job output); `captions` the Snakemake-report captions of its table, curves and
+    report (keys "table", "curves", "report"); `report_params` the notebook parameters beyond
+    results_dir, seeds and scale; `report_inputs` files the notebook reads besides the
+    summary and runs; `provenance_values` the params recorded in provenance.json (the
+    study's section by default; add a preprocessing family's section when its data is read).
+    """
+    STUDY_TAILS[study] = {
+        "runs": list(runs),
+        "captions": dict(captions),
+        "report_params": dict(report_params or {}),
+        "report_inputs": dict(report_inputs or {}),
+        "provenance_values": (
+            provenance_values if provenance_values is not None else section(study)
+        ),
+    }
 
 
 def study_target(study):
@@ -31,4 +61,4 @@ def study_target(study):
     file the study's summary reads. Snakemake does not rebuild a missing intermediate file whose
     readers are complete, so without the runs here a run deleted by a killed job would stay
     missing and DVC would record a partial runs folder."""
-    return [*contract_outputs(study), *getattr(rules, f"{study}_summarize").input]
+    return [*contract_outputs(study), *STUDY_TAILS[study]["runs"]]

@@ -1,9 +1,11 @@
-# results/index.html gathers the table and claim checks of every study in `studies`.
+# results/index.html: a scoreboard of every paper of papers.yaml, then the table and claim
+# checks of every study in `studies`.
 
 
 rule index:
     input:
         contract=[contract_outputs(study) for study in config["studies"]],
+        papers="src/reprolab/papers.yaml",
     output:
         html="results/index.html",
     log:

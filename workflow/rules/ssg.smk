@@ -1,6 +1,7 @@
 # ssg: Sparse Support Grounding MIL (paper 7). Per dataset and seed one job trains every method
 # (SynthMIL regimes and EndoSeq are generated in the job; the wsi dataset reads the tile
-# features of data/wsi/<cohort>/features); then the table and claims, provenance and report.
+# features of data/wsi/<cohort>/features); the shared tail (tail.smk) writes the table, claims,
+# provenance and report.
 from reprolab.studies.ssg.results import datasets as ssg_datasets
 from reprolab.studies.ssg.results import run_plan as ssg_run_plan
 from reprolab.studies.ssg import workflow_io as ssg_io
@@ -79,110 +80,29 @@ rule ssg_train_sweep:
         "../scripts/ssg_train.py"
 
 
-rule ssg_summarize:
-    input:
-        runs=SSG_RUNS,
-        curves=SSG_CURVES,
-    output:
-        table=report(
-            "results/ssg/table.csv",
-            caption="../report/ssg_table.rst",
-            category="ssg",
-            subcategory="table",
-            labels={"study": "ssg", "kind": "table"},
-        ),
-        table_md="results/ssg/table.md",
-        table_tex="results/ssg/table.tex",
-        claims="results/ssg/claims.json",
-        metrics="results/ssg/metrics.json",
-        curves=report(
-            "results/ssg/curves.csv",
-            caption="../report/ssg_curves.rst",
-            category="ssg",
-            subcategory="curves",
-            labels={"study": "ssg", "kind": "curves"},
-        ),
-    log:
-        "logs/ssg/summarize.log",
-    conda:
-        "../../envs/report.yaml"
-    threads: 1
-    resources:
-        mem_mb=2000,
-        runtime=10,
-    params:
-        study=SSG,
-        seeds=SEEDS,
-    script:
-        "../scripts/ssg_summarize.py"
-
-
-rule ssg_provenance:
-    input:
-        metrics="results/ssg/metrics.json",
-    output:
-        provenance="results/ssg/provenance.json",
-    log:
-        "logs/ssg/provenance.log",
-    conda:
-        "../../envs/report.yaml"
-    threads: 1
-    resources:
-        mem_mb=1000,
-        runtime=5,
-    params:
-        study="ssg",
-        values={"ssg": SSG, "wsi": WSI},
-        scale=SCALE,
-        seeds=SEEDS,
-        threads=THREADS,
-    script:
-        "../scripts/provenance.py"
-
-
-rule ssg_report:
-    input:
-        unpack(
-            lambda wc: {
-                k: SSG_REPORT_WSI[k] for k in ("tiles", "manifest") if SSG_REPORT_WSI
-            }
-        ),
-        notebook="workflow/notebooks/ssg.ipynb",
-        table="results/ssg/table.csv",
-        claims="results/ssg/claims.json",
-        metrics="results/ssg/metrics.json",
-        runs=SSG_RUNS,
-    output:
-        notebook="results/ssg/report.ipynb",
-        html=report(
-            "results/ssg/report.html",
-            caption="../report/ssg_report.rst",
-            category="ssg",
-            subcategory="report",
-            labels={"study": "ssg", "kind": "report"},
-        ),
-    log:
-        "logs/ssg/report.log",
-    conda:
-        "../../envs/report.yaml"
-    threads: 1
-    resources:
-        mem_mb=2000,
-        runtime=15,
-    params:
-        parameters={
-            "results_dir": "results/ssg",
-            "datasets": SSG_TABLE,
-            "methods": SSG["methods"],
-            "seeds": SEEDS,
-            "scale": SCALE,
-            "wsi_dir": SSG_REPORT_WSI.get("dir", ""),
-            "wsi_truth_dir": SSG_REPORT_WSI.get("raw", ""),
-        },
-    script:
-        "../scripts/report.py"
-
-
-rule ssg:
-    input:
-        study_target("ssg"),
+register_study(
+    "ssg",
+    runs=SSG_RUNS + SSG_CURVES,
+    captions={
+        "table": "SSG-UOT against MIL baselines (mean/max pooling, gated ABMIL, CLAM-SB-like, "
+        "TransMIL-like, NN-grounding, balanced OT) on SynthMIL regimes, EndoSeq and synthetic "
+        "whole-slide images: bag AUC, bag accuracy and instance-localisation AUC, mean ± std "
+        "over seeds.",
+        "curves": "ssg learning curves (long format ``x,series,y``, the input of ``dvc plots``): "
+        "test bag AUC after every epoch, one series per ``<dataset>/<method>`` of the table's "
+        "datasets, mean over seeds; the last point of a series is its bag AUC in the table.",
+        "report": "The papermill report of the ssg study: the table and claim checks, learning "
+        "curves, the witness-rate × heterogeneity sweep and, for the synthetic slides, the "
+        "tiling QC and the attention against the ground truth.",
+    },
+    report_params={
+        "datasets": SSG_TABLE,
+        "methods": SSG["methods"],
+        "wsi_dir": SSG_REPORT_WSI.get("dir", ""),
+        "wsi_truth_dir": SSG_REPORT_WSI.get("raw", ""),
+    },
+    report_inputs={
+        k: SSG_REPORT_WSI[k] for k in ("tiles", "manifest") if SSG_REPORT_WSI
+    },
+    provenance_values={"ssg": SSG, "wsi": section("wsi")},
+)

@@ -1,14 +1,15 @@
 # vngct: visual-necessity-gated continual instruction tuning (paper 1). A tiny LLaVA is built
 # and aligned on the stream's captions (a cached artifact; at paper scale a local checkpoint
 # instead); then one job per (method, seed) tunes it through the stream; the random
-# gate reads VNG-CT's routing rates of the same seed. Then the table and claims, provenance and
-# report.
+# gate reads VNG-CT's routing rates of the same seed. The shared tail (tail.smk) writes the
+# table, claims, provenance and report.
 from reprolab.studies.vngct.jobs import check_params as vngct_check_params
 from reprolab.studies.vngct.jobs import matched_run as vngct_matched_run
 
 VNGCT = section("vngct")
-vngct_check_params(VNGCT, INSTR["streams"])
-VNGCT_ENTRY = INSTR["streams"][VNGCT["stream"]]
+VNGCT_INSTR = section("instr")
+vngct_check_params(VNGCT, VNGCT_INSTR["streams"])
+VNGCT_ENTRY = VNGCT_INSTR["streams"][VNGCT["stream"]]
 # A synthetic stream is written under data/raw/instr by the instr family; a real one is a named
 # folder, read as it is (see reprolab.preprocess.sources).
 VNGCT_SOURCE = VNGCT_ENTRY.get("stream", f"data/raw/instr/{VNGCT['stream']}/stream")
@@ -73,103 +74,27 @@ rule vngct_run:
         "../scripts/vngct_run.py"
 
 
-rule vngct_summarize:
-    input:
-        runs=VNGCT_RUNS,
-    output:
-        table=report(
-            "results/vngct/table.csv",
-            caption="../report/vngct_table.rst",
-            category="vngct",
-            subcategory="table",
-            labels={"study": "vngct", "kind": "table"},
-        ),
-        table_md="results/vngct/table.md",
-        table_tex="results/vngct/table.tex",
-        claims="results/vngct/claims.json",
-        metrics="results/vngct/metrics.json",
-        curves=report(
-            "results/vngct/curves.csv",
-            caption="../report/vngct_curves.rst",
-            category="vngct",
-            subcategory="curves",
-            labels={"study": "vngct", "kind": "curves"},
-        ),
-    log:
-        "logs/vngct/summarize.log",
-    conda:
-        "../../envs/report.yaml"
-    threads: 1
-    resources:
-        mem_mb=2000,
-        runtime=10,
-    params:
-        study=VNGCT,
-        seeds=SEEDS,
-    script:
-        "../scripts/vngct_summarize.py"
-
-
-rule vngct_provenance:
-    input:
-        metrics="results/vngct/metrics.json",
-    output:
-        provenance="results/vngct/provenance.json",
-    log:
-        "logs/vngct/provenance.log",
-    conda:
-        "../../envs/report.yaml"
-    threads: 1
-    resources:
-        mem_mb=1000,
-        runtime=5,
-    params:
-        study="vngct",
-        values={"vngct": VNGCT, "instr": INSTR},
-        scale=SCALE,
-        seeds=SEEDS,
-        threads=THREADS,
-    script:
-        "../scripts/provenance.py"
-
-
-rule vngct_report:
-    input:
-        **VNGCT_INPUTS,
-        notebook="workflow/notebooks/vngct.ipynb",
-        table="results/vngct/table.csv",
-        claims="results/vngct/claims.json",
-        metrics="results/vngct/metrics.json",
-        runs=VNGCT_RUNS,
-    output:
-        notebook="results/vngct/report.ipynb",
-        html=report(
-            "results/vngct/report.html",
-            caption="../report/vngct_report.rst",
-            category="vngct",
-            subcategory="report",
-            labels={"study": "vngct", "kind": "report"},
-        ),
-    log:
-        "logs/vngct/report.log",
-    conda:
-        "../../envs/report.yaml"
-    threads: 1
-    resources:
-        mem_mb=2000,
-        runtime=15,
-    params:
-        parameters={
-            "results_dir": "results/vngct",
-            "methods": VNGCT["methods"],
-            "seeds": SEEDS,
-            "scale": SCALE,
-            "stream": f"{VNGCT_SOURCE}/stream.yaml",
-        },
-    script:
-        "../scripts/report.py"
-
-
-rule vngct:
-    input:
-        study_target("vngct"),
+register_study(
+    "vngct",
+    runs=VNGCT_RUNS,
+    captions={
+        "table": "vngct: final and average accuracy (ranked among each task's answers), backward "
+        "transfer, visual and text forgetting, the projector's and the language side's share of "
+        "visual forgetting, and the share of each task's samples that updated the projector, "
+        "for sequential fine-tuning, a frozen visual path, a random gate at VNG-CT's rate, EWC, "
+        "VNG-CT without calibration and VNG-CT on the SynthCIT stream, mean ± std over seeds.",
+        "curves": "vngct continual-learning curves (long format ``x,series,y``, the input of "
+        "``dvc plots``): after training on task x of the stream, the mean accuracy over tasks "
+        "1..x, one series per method, mean over seeds; the mean of a curve is the table's "
+        "average accuracy, its last point the final accuracy.",
+        "report": "The papermill report of the vngct study: the stream, the accuracy matrices, "
+        "forgetting, the gate's routing per task and the projector swap analysis, the table and "
+        "the claim checks.",
+    },
+    report_params={
+        "methods": VNGCT["methods"],
+        "stream": f"{VNGCT_SOURCE}/stream.yaml",
+    },
+    report_inputs=VNGCT_INPUTS,
+    provenance_values={"vngct": VNGCT, "instr": VNGCT_INSTR},
+)

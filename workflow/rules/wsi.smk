@@ -7,10 +7,6 @@ WSI = section("wsi")
 WSI_COHORTS = list(WSI["cohorts"])
 
 
-wildcard_constraints:
-    cohort="|".join(WSI_COHORTS),
-
-
 rule wsi_synthesize:
     output:
         slides=directory("data/raw/wsi/{cohort}/slides"),
@@ -18,6 +14,8 @@ rule wsi_synthesize:
         manifest="data/raw/wsi/{cohort}/manifest.csv",
     log:
         "logs/wsi/synthesize/{cohort}.log",
+    wildcard_constraints:
+        cohort="|".join(WSI_COHORTS),
     conda:
         "../../envs/wsi.yaml"
     threads: 1
@@ -38,6 +36,8 @@ rule wsi_tile:
         tiles=directory("data/wsi/{cohort}/tiles"),
     log:
         "logs/wsi/tile/{cohort}.log",
+    wildcard_constraints:
+        cohort="|".join(WSI_COHORTS),
     conda:
         "../../envs/wsi.yaml"
     threads: WSI["workers"]
@@ -59,6 +59,8 @@ rule wsi_features:
         features=directory("data/wsi/{cohort}/features"),
     log:
         "logs/wsi/features/{cohort}.log",
+    wildcard_constraints:
+        cohort="|".join(WSI_COHORTS),
     conda:
         "../../envs/wsi.yaml"
     threads: WSI["workers"]

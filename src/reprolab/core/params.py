@@ -1,24 +1,33 @@
-"""The one place that reads params.yaml.
+"""The one place that reads params.yaml and checks it.
 
 params.yaml holds, per study, base values and a `scales:` map of overrides (`ci`, `paper`); the
 smoke scale is the base itself. `study_params` merges the override of the active scale into the
 base, recursively for mappings, replacing lists and scalars, deleting keys set to null, and drops
-the `scales:` key, so the
-values a job sees are exactly what the file says for that scale.
+the `scales:` key, so the values a job sees are exactly what the file says for that scale.
+
+The JSON schemas of the file ship with the package (`schema_dir()`): `params.schema.yaml` for the
+global keys, `families/<name>.schema.yaml` per preprocessing family, `studies/<id>.schema.yaml` per
+study and `defs.schema.yaml` for what they share. `check_config` validates a configuration against
+them, as written and at every scale, and names the file, the key and what was expected.
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import yaml
+from referencing import Registry
+from referencing.jsonschema import DRAFT202012
 
-from reprolab.core.layout import known_families
+from reprolab.core import layout
 
 SCALES = ("ci", "smoke", "paper")
 
@@ -74,53 +83,185 @@ def merged_top_level(config: Mapping[str, Any]) -> dict[str, Any]:
     return deep_merge(base, overrides)
 
 
-def check_config(
-    config: Mapping[str, Any], schema_path: str | Path, known_studies: Iterable[str]
-) -> None:
-    """Reject a bad configuration before any job starts.
+TOP_SCHEMA = "params.schema.yaml"
+"""The schema of the whole file, relative to `schema_dir()`; it refers to the others."""
 
-    Snakemake's validate() has already checked the file as written against the schema; this adds
-    what a schema cannot say: every id in `studies` must be a known study, and every scale's
-    overrides of a study or preprocessing-family section, once merged into the base, must again
-    satisfy the schema (so an override with an
-    unknown key or an out-of-range value is caught too, naming the scale and the key).
+
+def schema_dir() -> Traversable:
+    """The folder of the packaged JSON schemas (package data of `reprolab`), found through
+    importlib.resources, so the workflow and the installed `reprolab` command both read it from
+    any working directory."""
+    return resources.files("reprolab") / "schemas"
+
+
+def schema_uri(path: str = TOP_SCHEMA) -> str:
+    """The URI of the packaged schema `path` (relative to `schema_dir()`): its file's location.
+
+    The schemas are registered under these URIs, so their relative `$ref`s resolve to the
+    package's own files; nothing is ever fetched.
     """
-    known = sorted(known_studies)
-    unknown = [s for s in config["studies"] if s not in known]
-    if unknown:
-        raise ParamsError(
-            f"params key 'studies': unknown study id(s) {unknown}; known ids are {known}"
-        )
-    schema = load_yaml(schema_path)
+    return f"{Path(str(schema_dir())).absolute().as_uri()}/{path}"
+
+
+def section_schema_path(section: str) -> str:
+    """Path of a study's or a preprocessing family's schema, relative to `schema_dir()`."""
+    kind = "families" if section in layout.known_families() else "studies"
+    return f"{kind}/{section}.schema.yaml"
+
+
+def _packaged_schemas() -> dict[str, Any]:
+    """Path (relative to `schema_dir()`) -> contents of every `*.schema.yaml` under it."""
+    found: dict[str, Any] = {}
+    folders: list[tuple[str, Traversable]] = [("", schema_dir())]
+    while folders:
+        prefix, folder = folders.pop()
+        for entry in folder.iterdir():
+            if entry.is_dir():
+                folders.append((f"{prefix}{entry.name}/", entry))
+            elif entry.name.endswith(".schema.yaml"):
+                found[prefix + entry.name] = yaml.safe_load(entry.read_text(encoding="utf-8"))
+    return found
+
+
+@functools.cache
+def schema_registry() -> Registry:
+    """Every packaged schema, registered at its `schema_uri`; the top-level schema gets one
+    property `<id>: {$ref: studies/<id>.schema.yaml}` per study schema file."""
+    schemas = _packaged_schemas()
+    top = schemas[TOP_SCHEMA]
+    for path in sorted(schemas):
+        if path.startswith("studies/"):
+            study = path.removeprefix("studies/").removesuffix(".schema.yaml")
+            top["properties"].setdefault(study, {"$ref": path})
+    registry: Registry = Registry()
+    for path, contents in schemas.items():
+        resource = DRAFT202012.create_resource(contents)
+        registry = registry.with_resource(schema_uri(path), resource)
+    return registry.crawl()
+
+
+def load_schema(path: str = TOP_SCHEMA) -> dict[str, Any]:
+    """The contents of a packaged schema file (`path` relative to `schema_dir()`)."""
+    return copy.deepcopy(schema_registry().contents(schema_uri(path)))
+
+
+def _validator(path: str, studies: Iterable[str] = ()) -> jsonschema.Draft202012Validator:
+    """A validator of the packaged schema `path` that also requires the sections of `studies`."""
+    schema = {
+        "$ref": schema_uri(path),
+        "required": list(studies),
+        "description": "every study listed in `studies` needs its section",
+    }
+    return jsonschema.Draft202012Validator(schema, registry=schema_registry())
+
+
+def check_config(
+    config: Mapping[str, Any],
+    known_studies: Iterable[str] | None = None,
+    *,
+    source: str = "params.yaml",
+) -> None:
+    """Reject a bad configuration before any job starts; a ParamsError names `source`, every bad
+    key and what it should be.
+
+    Checks, in order: every id in `studies` is a known study (`known_studies`, by default the
+    study packages) with a schema file; the configuration as written satisfies the packaged
+    schema, where the sections of the listed studies are required (a study not listed needs
+    none); and every scale's values, the `scales:` overrides deep-merged into the base of the
+    global keys, of each listed study and of each preprocessing family, satisfy it again (so an
+    override with an unknown key or an out-of-range value is named with its scale and the
+    override that set it). Cross-field checks the schema cannot express stay in each study's
+    `jobs.check_params`, which its rule file calls.
+    """
+    known = sorted(layout.known_studies() if known_studies is None else known_studies)
+    studies = config.get("studies")
+    if isinstance(studies, list):
+        unknown = [s for s in studies if s not in known]
+        if unknown:
+            raise ParamsError(
+                f"{source}: key 'studies': unknown study id(s) {unknown}; known ids are {known}"
+            )
+    else:
+        studies = []
+    for study in studies:
+        if schema_uri(section_schema_path(study)) not in schema_registry():
+            raise ParamsError(
+                f"{source}: key 'studies': study '{study}' has no schema "
+                f"{section_schema_path(study)} in {schema_dir()}"
+            )
+    validator = _validator(TOP_SCHEMA, studies)
+    _raise_errors(validator.iter_errors(config), f"{source}: invalid parameters")
+    families = [f for f in layout.known_families() if f in config]
     for scale in SCALES:
         scaled = {**config, "scale": scale}
         merged = merged_top_level(scaled)
-        for section in [*config["studies"], *(f for f in known_families() if f in config)]:
+        for section in [*studies, *families]:
             merged[section] = study_params(scaled, section)
-        _check_schema(merged, _merged_schema(schema), where=f"params at scale '{scale}'")
+        _raise_errors(
+            validator.iter_errors(merged),
+            f"{source}: invalid parameters at scale '{scale}' (its `scales:` overrides merged)",
+            origin=functools.partial(_override_origin, config, scale),
+        )
 
 
-def _merged_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
-    """The schema of a merged config: no `scales:` maps anywhere, all else as written."""
-    trimmed = copy.deepcopy(dict(schema))
-    trimmed["properties"].pop("scales", None)
-    for section in trimmed["properties"].values():
-        if isinstance(section, dict) and "properties" in section:
-            section["properties"].pop("scales", None)
-            section["required"] = [k for k in section.get("required", []) if k != "scales"]
-    trimmed["required"] = [k for k in trimmed.get("required", []) if k in trimmed["properties"]]
-    return trimmed
+def check_section(values: Mapping[str, Any], section: str) -> None:
+    """Check a study's or a preprocessing family's values at one scale (as `study_params` returns
+    them) against its schema; a ParamsError names `<section>.<key>`."""
+    path = section_schema_path(section)
+    if schema_uri(path) not in schema_registry():
+        raise ParamsError(f"params section '{section}': no schema {path} in {schema_dir()}")
+    errors = _validator(path).iter_errors(values)
+    _raise_errors(errors, f"params section '{section}': invalid parameters", prefix=[section])
 
 
-def _check_schema(instance: Any, schema: Mapping[str, Any], where: str) -> None:
-    validator = jsonschema.Draft202012Validator(schema)
-    errors = sorted(validator.iter_errors(instance), key=lambda e: list(map(str, e.absolute_path)))
-    if errors:
-        lines = []
-        for error in errors:
-            key = ".".join(str(p) for p in error.absolute_path) or "(top level)"
-            lines.append(f"  key '{key}': {error.message}")
-        raise ParamsError(f"{where}: invalid parameters\n" + "\n".join(lines))
+def _raise_errors(
+    errors: Iterable[jsonschema.ValidationError],
+    headline: str,
+    prefix: list[str] | None = None,
+    origin: Callable[[list[str]], str | None] | None = None,
+) -> None:
+    """Raise one ParamsError listing `errors` (none: return), each with its key path, the
+    validator's message, the description of the schema that failed when it explains the
+    expected value, and (`origin`) where in the file a merged value came from."""
+    lines = []
+    for error in sorted(errors, key=lambda e: [str(p) for p in e.absolute_path]):
+        path = [*(prefix or []), *(str(p) for p in error.absolute_path)]
+        line = f"  key '{'.'.join(path) or '(top level)'}': {error.message}"
+        schema = error.schema if isinstance(error.schema, dict) else {}
+        hint = schema.get("description")
+        if hint and "properties" not in schema:  # not the description of a whole mapping
+            line += f" ({' '.join(hint.split())})"
+        where = origin(path) if origin else None
+        if where:
+            line += f" [set by {where}]"
+        lines.append(line)
+    if lines:
+        raise ParamsError(headline + "\n" + "\n".join(lines))
+
+
+def _override_origin(config: Mapping[str, Any], scale: str, path: list[str]) -> str | None:
+    """Where in the file the override of `scale` sets the value at `path` of the merged
+    configuration (`<section>.scales.<scale>.<key>`, `scales.<scale>.<key>` for a global key),
+    or None when the value comes from the base."""
+    if not path:
+        return None
+    if path[0] in GLOBAL_KEYS:
+        overrides, where, rest = config.get("scales"), ["scales", scale], path
+    else:
+        section = config.get(path[0])
+        overrides = section.get("scales") if isinstance(section, Mapping) else None
+        where, rest = [path[0], "scales", scale], path[1:]
+    node = overrides.get(scale) if isinstance(overrides, Mapping) else None
+    if node is None:
+        return None
+    for key in rest:
+        if not isinstance(node, Mapping):
+            break  # the override replaced the whole list or value that holds `key`
+        if key not in node:
+            return None
+        node = node[key]
+        where.append(key)
+    return ".".join(where)
 
 
 def params_hash(values: Any) -> str:

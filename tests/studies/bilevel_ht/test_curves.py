@@ -37,7 +37,7 @@ def seeds() -> list[dict]:
 
 def test_diverged_seeds_are_left_out_and_rows_sorted():
     params = {"datasets": {"toy": {}}}
-    rows = curve_rows(params, {"toy": {"ring": seeds()}}).values.tolist()
+    rows = curve_rows(params, {"curves": {"toy": {"ring": seeds()}}}, [0, 1]).values.tolist()
     assert rows == [
         [0, "ring/gaussian/dnsvrb", "0.700000"],
         [10, "ring/gaussian/dnsvrb", "0.500000"],
@@ -57,7 +57,7 @@ def test_dataset_prefix_with_several_datasets_and_files_read_back(tmp_path: Path
         write_h5(tmp_path / f"b/exponential/seed{seed}/curves.h5", curves, attrs=names)
     params = {"datasets": {"a": {}, "b": {}}, "topologies": ["exponential"]}
     loaded = load_curves({**params, "datasets": {"b": {}}}, [0, 1], tmp_path)
-    series = set(curve_rows(params, loaded).series)
+    series = set(curve_rows(params, {"curves": loaded}, [0, 1]).series)
     assert series == {
         "b/exponential/gaussian/dnsvrb",
         "b/exponential/gaussian/dsgd",

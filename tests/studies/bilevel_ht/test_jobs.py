@@ -7,14 +7,15 @@ import copy
 import hashlib
 from pathlib import Path
 
-import jsonschema
 import pytest
 
 from reprolab.core.io import read_json
-from reprolab.core.params import SCALES
+from reprolab.core.params import SCALES, ParamsError, check_section, load_schema
+from reprolab.core.summary import summarize_study
 from reprolab.studies.bilevel_ht.jobs import check_params, read_curves, run_job
-from reprolab.studies.bilevel_ht.results import run_path, summarize_study
-from tests.conftest import ROOT, section_schema
+from reprolab.studies.bilevel_ht.optim import ESTIMATORS, STEPS
+from reprolab.studies.bilevel_ht.results import run_path
+from tests.conftest import ROOT
 
 from .conftest import section
 
@@ -34,7 +35,7 @@ def _workflow(params: dict, out: Path) -> dict[str, str]:
                     seed,
                     run_path(out / "runs", dataset, topology, seed).parent,
                 )
-    summarize_study(params, SEEDS, out / "runs", out)
+    summarize_study("bilevel_ht", params, SEEDS, out)
     return {
         str(p.relative_to(out)): hashlib.sha256(p.read_bytes()).hexdigest()
         for p in sorted(out.rglob("*"))
@@ -76,23 +77,22 @@ def test_ci_workflow_is_byte_identical_when_rerun(ci_run, ci_params, tmp_path):
 
 
 def test_params_fragment_satisfies_the_schema_at_every_scale():
-    schema = section_schema("bilevel_ht")
     for scale in SCALES:
         values = section(scale)
-        jsonschema.validate(values, schema)
+        check_section(values, "bilevel_ht")
         check_params(values)
     bad = copy.deepcopy(section("smoke"))
     bad["optim"]["stepsize"] = 1.0
-    with pytest.raises(jsonschema.ValidationError, match="stepsize"):
-        jsonschema.validate(bad, schema)
+    with pytest.raises(ParamsError, match="key 'bilevel_ht.optim'.*'stepsize' was unexpected"):
+        check_section(bad, "bilevel_ht")
 
 
 @pytest.mark.parametrize(
     ("change", "message"),
     [
         (("claims", "method", "ours"), "bilevel_ht.claims.method: 'ours' is not in methods"),
+        (("claims", "clipping", ["dclip_9"]), "bilevel_ht.claims.clipping: 'dclip_9' is not in"),
         (("claims", "control", "laplace"), "noise 'laplace' is not in bilevel_ht.noises"),
-        (("optim", "lambda_box", [1.0, 2.0]), "bilevel_ht.optim.lambda_box"),
     ],
 )
 def test_check_params_names_the_bad_key(ci_params, change, message):
@@ -102,11 +102,31 @@ def test_check_params_names_the_bad_key(ci_params, change, message):
         check_params(params)
 
 
-def test_check_params_names_a_bad_method(ci_params):
+@pytest.mark.parametrize(
+    ("path", "value", "message"),
+    [
+        (("optim", "lambda_box"), [1.0, 2.0], r"key 'bilevel_ht.optim.lambda_box.0'.*lo < 0"),
+        (("methods", "dsgd", "estimator"), "adam", r"key 'bilevel_ht.methods.dsgd.estimator'"),
+        (("methods", "dsgd", "beta"), 0.0, r"key 'bilevel_ht.methods.dsgd.beta'"),
+        (("methods", "dsgd", "eta"), {"x": 1.0}, r"key 'bilevel_ht.methods.dsgd.eta'.*'y'"),
+    ],
+)
+def test_params_schema_checks_a_bad_method_or_box(ci_params, path, value, message):
+    """What check_params checked before the schema did (Method.from_params, the λ box)."""
     params = copy.deepcopy(ci_params)
-    params["methods"]["dsgd"]["estimator"] = "adam"
-    with pytest.raises(ValueError, match=r"bilevel_ht\.methods\.dsgd: method\.estimator"):
-        check_params(params)
+    node = params
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    with pytest.raises(ParamsError, match=message):
+        check_section(params, "bilevel_ht")
+
+
+def test_params_schema_knows_the_estimators_and_directions_of_the_code():
+    spec = load_schema("studies/bilevel_ht.schema.yaml")["properties"]["methods"]
+    method = spec["additionalProperties"]["properties"]
+    assert method["estimator"]["enum"] == list(ESTIMATORS)
+    assert method["direction"]["enum"] == list(STEPS)
 
 
 def test_report_notebook_renders_the_ci_run(ci_run, ci_params, tmp_path):

@@ -15,7 +15,7 @@ def test_rows_are_mse_means_over_prompts_and_seeds_sorted_by_series_then_n():
         },
         "circles": {"oracle_lp": np.full((2, 2, 2), 0.125)},
     }
-    assert curve_rows(params, runs).values.tolist() == [
+    assert curve_rows(params, {"errors": runs}, [0, 1]).values.tolist() == [
         [16, "circles/oracle_lp", "0.125000"],
         [32, "circles/oracle_lp", "0.125000"],
         [16, "mixture/knn", "4.000000"],

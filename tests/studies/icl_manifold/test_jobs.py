@@ -8,20 +8,25 @@ import numpy as np
 import pytest
 
 from reprolab.core.io import read_json
+from reprolab.core.summary import summarize_study
 from reprolab.studies.icl_manifold.jobs import evaluate_seed, read_tuning, tune_setting
-from reprolab.studies.icl_manifold.results import read_errors, summarize_study
+from reprolab.studies.icl_manifold.results import read_errors
 
 SEEDS = [0, 1]
 
 
 def run_study(params, root: Path) -> None:
-    paths = [root / "tuning" / f"{s}.json" for s in params["settings"]]
+    """The workflow's layout under root: data/icl_manifold/tuning, out/runs, the summary in out
+    (run from root, where the summary finds the tuning files)."""
+    paths = [root / "data/icl_manifold/tuning" / f"{s}.json" for s in params["settings"]]
     for setting, path in zip(params["settings"], paths, strict=True):
         tune_setting(params, setting, path)
     tuned = read_tuning(paths)
     for seed in SEEDS:
-        evaluate_seed(params, seed, tuned, 1, root / "runs" / f"seed{seed}")
-    summarize_study(params, SEEDS, root / "runs", root / "tuning", root / "out")
+        evaluate_seed(params, seed, tuned, 1, root / "out/runs" / f"seed{seed}")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(root)
+        summarize_study("icl_manifold", params, SEEDS, root / "out")
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +39,7 @@ def two_runs(ci_params, tmp_path_factory, torch_one_thread):
 
 def test_contract_files_and_their_content(ci_params, two_runs):
     out = two_runs[0] / "out"
-    for name in ("table.csv", "table.md", "table.tex", "claims.json", "metrics.json"):
+    for name in ("table.csv", "table.md", "table.tex", "claims.json", "metrics.json", "curves.csv"):
         assert (out / name).is_file()
     table = (out / "table.md").read_text()
     for method in ci_params["methods"]:
@@ -46,7 +51,7 @@ def test_contract_files_and_their_content(ci_params, two_runs):
     metrics = read_json(out / "metrics.json")
     fit = metrics["settings"]["mixture"]["methods"]["oracle_lp"]["slope"]
     assert fit["pooled"]["ci_low"] <= fit["pooled"]["slope"] <= fit["pooled"]["ci_high"]
-    methods, errors = read_errors(two_runs[0] / "runs/seed0/errors.h5")
+    methods, errors = read_errors(out / "runs/seed0/errors.h5")
     assert methods == ci_params["methods"]
     shape = (len(methods), len(ci_params["sizes"]), ci_params["eval"]["prompts"])
     assert errors["growing"].shape == shape and np.all(errors["growing"] >= 0)
@@ -55,13 +60,14 @@ def test_contract_files_and_their_content(ci_params, two_runs):
 def test_same_inputs_give_byte_identical_outputs(two_runs):
     a, b = two_runs
     files = [
-        "runs/seed0/errors.h5",
-        "runs/seed1/training.json",
-        "tuning/mixture.json",
+        "out/runs/seed0/errors.h5",
+        "out/runs/seed1/training.json",
+        "data/icl_manifold/tuning/mixture.json",
         "out/table.csv",
         "out/claims.json",
         "out/metrics.json",
         "out/table.tex",
+        "out/curves.csv",
     ]
     for name in files:
         assert (a / name).read_bytes() == (b / name).read_bytes(), name

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from reprolab.studies.icl_manifold.jobs import setting_spec
 from reprolab.studies.icl_manifold.models import TwoStage
+from reprolab.studies.icl_manifold.spec import setting_spec
 from reprolab.studies.icl_manifold.train import make_pool, predict, train_model
 
 

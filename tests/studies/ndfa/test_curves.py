@@ -5,8 +5,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from reprolab.core.io import write_csv, write_h5
-from reprolab.studies.ndfa.results import curve_rows, load_curves
+from reprolab.core.io import write_csv, write_h5, write_json
+from reprolab.studies.ndfa.results import curve_rows, load_runs
 
 
 def run(accuracy: list[float]) -> dict[str, np.ndarray]:
@@ -24,7 +24,8 @@ def test_rows_are_seed_means_sorted_by_series_then_epoch():
             "dfa": [run([0.4, 0.5]), run([0.4, 0.6])],
         }
     }
-    frame = curve_rows(curves)
+    params = {"tasks": {"toy": {}}, "methods": ["ndfa", "dfa"]}
+    frame = curve_rows(params, {"curves": curves}, [0, 1])
     assert list(frame.columns) == ["x", "series", "y"]
     assert frame.values.tolist() == [
         [1, "toy/dfa", "40.000000"],
@@ -37,8 +38,11 @@ def test_rows_are_seed_means_sorted_by_series_then_epoch():
 def test_written_file_from_run_files(tmp_path: Path):
     for seed, acc in enumerate([[0.25, 0.5], [0.75, 1.0]]):
         write_h5(tmp_path / f"runs/toy/bp/seed{seed}/curves.h5", run(acc))
+        write_json(tmp_path / f"runs/toy/bp/seed{seed}/metrics.json", {"test_accuracy": acc[-1]})
     params = {"tasks": {"toy": {}}, "methods": ["bp"]}
-    write_csv(tmp_path / "curves.csv", curve_rows(load_curves(params, [0, 1], tmp_path / "runs")))
+    runs = load_runs(params, [0, 1], tmp_path / "runs")
+    assert runs["metrics"]["toy"]["bp"][1] == {"test_accuracy": 1.0}
+    write_csv(tmp_path / "curves.csv", curve_rows(params, runs, [0, 1]))
     text = (tmp_path / "curves.csv").read_text()
     assert text == "x,series,y\n1,toy/bp,50.000000\n2,toy/bp,75.000000\n"
     assert pd.read_csv(tmp_path / "curves.csv").y.tolist() == [50.0, 75.0]

@@ -1,20 +1,15 @@
-"""The pem params section per scale and its schema, from the shared params.yaml and schema."""
+"""The pem params section per scale, from the shared params.yaml."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.conftest import section_schema, study_section
+from tests.conftest import study_section
 
 
 def section(scale: str) -> dict:
     """The pem section at `scale`, merged as the workflow merges it."""
     return study_section("pem", scale)
-
-
-def schema() -> dict:
-    """The schema of the merged pem section."""
-    return section_schema("pem")
 
 
 @pytest.fixture(scope="session")

@@ -21,7 +21,7 @@ def test_rows_are_seed_means_against_samples_seen():
         ],
         7.5: [seed_run({"box_r07": [1.0, 1.5], "simplex": [0.5, 0.25]})],
     }
-    rows = curve_rows(params, runs).values.tolist()
+    rows = curve_rows(params, runs, [0, 1]).values.tolist()
     assert rows == [
         [400, "box_r07/snr30/pem", "2.500000"],
         [800, "box_r07/snr30/pem", "4.500000"],

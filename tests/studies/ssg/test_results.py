@@ -1,13 +1,19 @@
-"""Table, claims and metrics.json from per-run metrics files; the run plan and sweep names."""
+"""Table, claims, metrics.json and curves.csv from per-run files; the run plan and sweep names."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from reprolab.core.io import read_json, write_json
-from reprolab.studies.ssg.results import datasets, run_plan, summarize_study
+import numpy as np
+import pytest
+
+from reprolab.core.io import read_json, write_h5, write_json
+from reprolab.core.schemas import validate_claims
+from reprolab.core.summary import summarize_study
+from reprolab.studies.ssg.results import datasets, load_runs, run_plan
 
 METHODS = ["abmil", "max_pool", "ssg_uot"]
+SEEDS = [0, 1, 2]
 
 
 def params() -> dict:
@@ -33,10 +39,37 @@ def params() -> dict:
 
 
 def write_runs(root: Path, values: dict) -> None:
+    """metrics.json and a two-epoch curves.h5 (last epoch = the final bag AUC) per run."""
     for (dataset, method), (bag, inst) in values.items():
-        for seed in range(3):
+        for seed in SEEDS:
+            run = root / dataset / method / f"seed{seed}"
+            write_h5(
+                run / "curves.h5",
+                {
+                    "epoch": np.array([1, 2]),
+                    "train_loss": np.ones(2),
+                    "bag_auc": np.array([0.5, bag[seed]]),
+                    "instance_auc": np.array([0.5, inst[seed]]),
+                },
+            )
             metrics = {"bag_auc": bag[seed], "bag_accuracy": 0.5, "instance_auc": inst[seed]}
-            write_json(root / dataset / method / f"seed{seed}" / "metrics.json", metrics)
+            write_json(run / "metrics.json", metrics)
+
+
+def values() -> dict:
+    good, flat = [0.9, 0.92, 0.91], [0.7, 0.71, 0.69]
+    out = {
+        ("sparse_hetero", "abmil"): ([0.80, 0.82, 0.81], flat),
+        ("sparse_hetero", "max_pool"): ([0.70, 0.71, 0.72], [0.6, 0.6, 0.6]),
+        ("sparse_hetero", "ssg_uot"): ([0.85, 0.88, 0.86], good),
+        ("dense_hetero", "abmil"): ([0.9, 0.9, 0.9], flat),
+        ("dense_hetero", "max_pool"): ([0.95, 0.96, 0.94], flat),
+        ("dense_hetero", "ssg_uot"): ([0.9, 0.905, 0.93], [0.72, 0.70, 0.71]),
+    }
+    for name in ("sweep_w0.03_h0", "sweep_w0.2_h0"):
+        out[(name, "abmil")] = (flat, flat)
+        out[(name, "ssg_uot")] = (flat, good)
+    return out
 
 
 def test_plan_lists_table_and_sweep_runs():
@@ -48,33 +81,29 @@ def test_plan_lists_table_and_sweep_runs():
     assert len(plan) == 2 * 3 + 2 * 2 and ("sweep_w0.2_h0", "ssg_uot") in plan
 
 
-def test_table_claims_and_metrics(tmp_path: Path):
-    good, flat = [0.9, 0.92, 0.91], [0.7, 0.71, 0.69]
-    values = {
-        ("sparse_hetero", "abmil"): ([0.80, 0.82, 0.81], flat),
-        ("sparse_hetero", "max_pool"): ([0.70, 0.71, 0.72], [0.6, 0.6, 0.6]),
-        ("sparse_hetero", "ssg_uot"): ([0.85, 0.88, 0.86], good),
-        ("dense_hetero", "abmil"): ([0.9, 0.9, 0.9], flat),
-        ("dense_hetero", "max_pool"): ([0.95, 0.96, 0.94], flat),
-        ("dense_hetero", "ssg_uot"): ([0.9, 0.905, 0.93], [0.72, 0.70, 0.71]),
-    }
-    for name in ("sweep_w0.03_h0", "sweep_w0.2_h0"):
-        values[(name, "abmil")] = (flat, flat)
-        values[(name, "ssg_uot")] = (flat, good)
-    write_runs(tmp_path / "runs", values)
-    summarize_study(params(), [0, 1, 2], tmp_path / "runs", tmp_path)
+def test_table_claims_metrics_and_curves(tmp_path: Path):
+    write_runs(tmp_path / "runs", values())
+    summarize_study("ssg", params(), SEEDS, tmp_path)
     table = (tmp_path / "table.md").read_text()
     assert "| ssg_uot | 0.86 ± 0.02 | 0.50 ± 0.00 | 0.91 ± 0.01 |" in table
-    claims = {c["statement"]: c for c in read_json(tmp_path / "claims.json")["claims"]}
+    document = read_json(tmp_path / "claims.json")
+    validate_claims(document, "ssg claims.json")
+    assert [c["kind"] for c in document["claims"]] == ["paired"] * 6
+    claims = {c["statement"]: c for c in document["claims"]}
     bag_sparse = claims["(a) SSG-UOT beats the best baseline (abmil) on bag AUC (sparse_hetero)"]
-    assert bag_sparse["holds"]
+    # raw p ≈ 0.002, ≈ 0.008 after Holm's correction over the six checks: holds
+    assert bag_sparse["holds"] and bag_sparse["p_adjusted"] > bag_sparse["p_value"]
     # on dense_hetero max-pool is the strongest baseline and SSG-UOT does not beat it
-    assert not claims["(a) SSG-UOT beats the best baseline (max_pool) on bag AUC (dense_hetero)"][
-        "holds"
-    ]
+    dense = claims["(a) SSG-UOT beats the best baseline (max_pool) on bag AUC (dense_hetero)"]
+    assert dense["methods"] == ["ssg_uot", "max_pool"] and not dense["holds"]
     gain = "(c) SSG-UOT's instance AUC gain over ABMIL is larger in sparse_hetero than in "
     gain += "dense_hetero"
     assert claims[gain]["holds"]
+    # the bag-AUC gain claim has raw p ≈ 0.031 < alpha but Holm-adjusted p ≈ 0.094: fails
+    bag_gain = claims[gain.replace("instance AUC", "bag AUC")]
+    assert bag_gain["holds_unadjusted"] and not bag_gain["holds"]
+    assert [c["holds"] for c in document["claims"]] == [True, False, True, False, True, False]
+    assert read_json(tmp_path / "metrics.json")["claims_holding"] == "3/6"
     metrics = read_json(tmp_path / "metrics.json")
     dense_max = metrics["datasets"]["dense_hetero"]["max_pool"]
     assert dense_max["bag_auc"]["per_seed"] == [0.95, 0.96, 0.94]
@@ -87,3 +116,16 @@ def test_table_claims_and_metrics(tmp_path: Path):
     ]
     assert abs(cells[0]["gain:instance_auc"] - 0.21) < 1e-9
     assert abs(cells[1]["gain:instance_auc"] - 0.21) < 1e-9
+    curves = (tmp_path / "curves.csv").read_text().splitlines()
+    # the table's datasets only, one series per (dataset, method); sweep cells are not curves
+    assert len(curves) == 1 + 2 * 3 * 2 and not any("sweep" in line for line in curves)
+    assert "2,sparse_hetero/ssg_uot,0.863333" in curves
+
+
+def test_a_run_without_a_metric_is_named(tmp_path: Path):
+    write_runs(tmp_path / "runs", values())
+    broken = tmp_path / "runs/dense_hetero/abmil/seed1/metrics.json"
+    write_json(broken, {"bag_auc": 0.5, "bag_accuracy": 0.5})
+    lacks = r"seed1/metrics.json: run metrics lack \['instance_auc'\]"
+    with pytest.raises(ValueError, match=lacks):
+        load_runs(params(), SEEDS, tmp_path / "runs")

@@ -1,4 +1,4 @@
-"""A run's files: metrics.json, curves.h5 and timing.json round-trip; bad metrics are named."""
+"""A run's files: metrics.json and curves.h5 round-trip; bad metrics are named."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from reprolab.core.io import read_json, write_json
+from reprolab.core.io import write_json
 from reprolab.studies.ssg.storage import read_run_curves, read_run_metrics, write_run
 from reprolab.studies.ssg.train import RunResult
 
@@ -18,11 +18,10 @@ def test_run_round_trip(tmp_path: Path):
         curves={"epoch": np.arange(1, 4), "train_loss": np.array([0.7, 0.5, 0.4])},
         seconds=1.5,
     )
-    write_run(tmp_path / "m.json", tmp_path / "c.h5", result, tmp_path / "t.json")
+    write_run(tmp_path / "m.json", tmp_path / "c.h5", result)
     assert read_run_metrics(tmp_path / "m.json") == result.metrics
     curves = read_run_curves(tmp_path / "c.h5")
     assert np.array_equal(curves["train_loss"], result.curves["train_loss"])
-    assert read_json(tmp_path / "t.json") == {"train_seconds": 1.5}
     first = (tmp_path / "c.h5").read_bytes()
     write_run(tmp_path / "m.json", tmp_path / "c.h5", result)
     assert (tmp_path / "c.h5").read_bytes() == first  # no timestamps in HDF5

@@ -12,7 +12,7 @@ REAL = {"generator": "wsi", "cohort": "camelyon16", "labels": "data/raw/c16/labe
 def test_run_files_name_every_method_and_kind():
     files = run_files("results/ssg/runs", ["abmil", "ssg_uot"])
     assert files["metrics_abmil"] == "results/ssg/runs/{dataset}/abmil/seed{seed}/metrics.json"
-    assert len(files) == 6 and files["curves_ssg_uot"].endswith("ssg_uot/seed{seed}/curves.h5")
+    assert len(files) == 4 and files["curves_ssg_uot"].endswith("ssg_uot/seed{seed}/curves.h5")
 
 
 def test_synthetic_cohort_reads_manifest_and_truth_made_by_the_workflow():

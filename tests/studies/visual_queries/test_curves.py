@@ -15,7 +15,7 @@ def test_two_points_per_family_and_method_seed_means():
         "tinyvlm": [seed_run(80.0, 40.0), seed_run(70.0, 50.0)],
         "oracle": [seed_run(100.0, 100.0), seed_run(100.0, 100.0)],
     }
-    rows = curve_rows(runs).values.tolist()
+    rows = curve_rows({}, runs, [0, 1]).values.tolist()
     assert rows[:4] == [
         [0, "cmd/oracle", "100.000000"],
         [1, "cmd/oracle", "100.000000"],

@@ -9,10 +9,12 @@ import pandas as pd
 import pytest
 
 from reprolab.core.io import read_json
+from reprolab.core.params import ParamsError, check_section
 from reprolab.models.tiny_vlm import build_tiny_llava, build_tokenizer, save_tiny_vlm
 from reprolab.preprocess.video.synth import CELL_NAMES, COLOUR_NAMES, SHAPES
 from reprolab.studies.visual_queries.item_files import read_items
 from reprolab.studies.visual_queries.jobs import check_params, make_items, run_method
+from tests.conftest import study_section
 
 from .conftest import PARAMS
 
@@ -83,5 +85,14 @@ def test_check_params_names_the_key():
         check_params({**PARAMS, "dataset": "nope", "methods": ["oracle"]}, videos)
     with pytest.raises(ValueError, match="real videos"):
         check_params({**PARAMS, "dataset": "real", "methods": ["oracle"]}, videos)
-    with pytest.raises(ValueError, match="hf_vlm.path"):
-        check_params({**PARAMS, "dataset": "sprites", "methods": ["hf_vlm"]}, videos)
+
+
+def test_params_schema_checks_the_hf_vlm_path_and_the_methods():
+    """An empty hf_vlm.path with the hf_vlm method listed, once check_params's, is the schema's."""
+    values = study_section("visual_queries", "ci")
+    no_path = {**values["hf_vlm"], "path": ""}
+    check_section({**values, "methods": ["oracle"], "hf_vlm": no_path}, "visual_queries")
+    with pytest.raises(ParamsError, match=r"key 'visual_queries.hf_vlm.path'.*hf_vlm method"):
+        check_section({**values, "methods": ["hf_vlm"], "hf_vlm": no_path}, "visual_queries")
+    with pytest.raises(ParamsError, match=r"key 'visual_queries.methods.0': 'gpt' is not one of"):
+        check_section({**values, "methods": ["gpt"]}, "visual_queries")

@@ -11,7 +11,6 @@ from reprolab.studies.visual_queries import tinyvlm
 from reprolab.studies.visual_queries.dataset import build_items, split
 from reprolab.studies.visual_queries.models import TinyVLM
 from reprolab.studies.visual_queries.text import build_vocabulary
-from reprolab.studies.visual_queries.views import make_batch
 
 from .conftest import PARAMS
 
@@ -61,7 +60,7 @@ def test_frame_cache_gives_the_same_scores_as_encoding(corpus, data):
     cache = tinyvlm.frame_cache(model, corpus)
     items = test[:6]
     for visual in (False, True):
-        batch = make_batch(
+        batch = tinyvlm.make_batch(
             items, corpus, visual, vocabulary, PARAMS["lengths"], 0, PARAMS["render"]
         )
         with torch.no_grad():

@@ -15,7 +15,7 @@ def test_rows_average_the_seen_tasks_and_the_seeds():
     vngct = [[[0.6, 0.0, 0.0], [0.6, 0.8, 0.0], [0.5, 0.7, 0.6]],
              [[1.0, 0.0, 0.0], [0.8, 0.6, 0.0], [0.7, 0.5, 0.9]]]  # fmt: skip
     runs = {"vngct": [seed_run(m) for m in vngct], "seqft": [seed_run(m) for m in seqft]}
-    frame = curve_rows(runs)
+    frame = curve_rows({"methods": list(runs)}, runs, [0, 1])
     assert frame.values.tolist() == [
         [1, "seqft", "0.800000"],
         [2, "seqft", "0.650000"],

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 
 import pytest
 
 from reprolab.core.io import read_json
+from reprolab.core.params import ParamsError, check_section, load_schema
+from reprolab.models.lora import LoRA
+from reprolab.studies.vngct.continual import Training
 from reprolab.studies.vngct.jobs import (
     METHODS,
     align_model,
@@ -14,6 +18,7 @@ from reprolab.studies.vngct.jobs import (
     load_model,
     run_method,
 )
+from tests.conftest import study_section
 
 PARAMS = {
     "stream": "synthcit",
@@ -54,9 +59,7 @@ STREAMS = {"synthcit": {"synthetic": {}}}
     ("change", "expected"),
     [
         ({"stream": "coin"}, "vngct.stream: 'coin' is not an instr.streams entry"),
-        ({"methods": ["seqft", "lwf"]}, "vngct.methods: unknown ['lwf']"),
         ({"methods": ["seqft", "random_gate"]}, "random_gate matches vngct's routing"),
-        ({"lora": {**PARAMS_LORA, "rank": -1}}, "lora rank must be >= 0"),
     ],
 )
 def test_check_params_names_the_bad_key(change, expected):
@@ -66,6 +69,28 @@ def test_check_params_names_the_bad_key(change, expected):
 
 def test_check_params_accepts_the_defaults():
     check_params(PARAMS, STREAMS)
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "expected"),
+    [
+        ("methods", ["seqft", "lwf"], r"key 'vngct.methods.1': 'lwf' is not one of"),
+        ("lora", {**PARAMS_LORA, "rank": -1}, r"key 'vngct.lora.rank': -1 is less than"),
+        ("lora", {**PARAMS_LORA, "dropout": 1.0}, r"key 'vngct.lora.dropout'"),
+        ("training", {**PARAMS["training"], "gate_typo": 1.0}, r"'gate_typo' was unexpected"),
+    ],
+)
+def test_params_schema_checks_what_check_params_no_longer_does(key, value, expected):
+    params = {**study_section("vngct", "ci"), key: value}
+    with pytest.raises(ParamsError, match=expected):
+        check_section(params, "vngct")
+
+
+@pytest.mark.parametrize(("key", "config"), [("training", Training), ("lora", LoRA)])
+def test_params_schema_lists_the_fields_of_each_config(key, config):
+    """Jobs build `config(**params[key])`: the schema's keys must be the dataclass's fields."""
+    spec = load_schema("studies/vngct.schema.yaml")["properties"][key]
+    assert sorted(spec["properties"]) == sorted(f.name for f in dataclasses.fields(config))
 
 
 @pytest.fixture(scope="module")
@@ -108,13 +133,6 @@ def test_run_writes_identical_metrics_twice_and_the_random_gate_copies_rates(
         tmp_path / "a/metrics.json",
     )
     assert matched["method"] == "random_gate"
-
-
-def test_training_settings_are_checked(stream_yaml):
-    params = copy.deepcopy(PARAMS)
-    params["training"]["gate_typo"] = 1.0
-    with pytest.raises(TypeError, match="gate_typo"):
-        check_params(params, STREAMS)
 
 
 def test_a_local_checkpoint_runs_with_lora_its_processor_and_no_network(

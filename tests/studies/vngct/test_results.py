@@ -1,4 +1,4 @@
-"""The study's table, claims and metrics from per-run metrics files."""
+"""The study's table, claims and metrics from per-run metrics files (core.summary)."""
 
 from __future__ import annotations
 
@@ -6,10 +6,14 @@ import pandas as pd
 import pytest
 
 from reprolab.core.io import read_json, write_json
-from reprolab.studies.vngct.results import run_scores, summarize_study
+from reprolab.core.schemas import validate_claims
+from reprolab.core.summary import summarize_study
+from reprolab.studies.vngct.results import run_scores
 
 SEEDS = [0, 1, 2]
 TASKS = ["digit", "plus", "mixed"]
+METHODS = ["seqft", "random_gate", "vngct"]
+PARAMS = {"methods": METHODS, "claims": {"alpha": 0.05}, "table_digits": 3}
 
 
 def fake_run(method: str, seed: int, final: float) -> dict:
@@ -38,11 +42,13 @@ def fake_run(method: str, seed: int, final: float) -> dict:
             {"rate": 0.1, "precision": 0.0, "recall": float("nan")},
             {"rate": 0.5, "precision": 0.8, "recall": 0.7},
         ],
+        "accuracy": {"all": [[final, 0.0, 0.0], [final, final, 0.0], [final, final, final]]},
     }
 
 
 @pytest.fixture
-def runs_dir(tmp_path):
+def out_dir(tmp_path):
+    """results/vngct stand-in with runs/<method>/seed<k>/metrics.json."""
     finals = {
         "seqft": [0.2, 0.25, 0.22],
         "random_gate": [0.3, 0.2, 0.26],
@@ -61,21 +67,43 @@ def test_swap_shares_skip_tasks_without_visual_items():
     assert scores["language_forgetting"] == pytest.approx(0.6)
 
 
-def test_summary_writes_table_claims_and_metrics(runs_dir):
-    methods = ["seqft", "random_gate", "vngct"]
-    summarize_study(methods, SEEDS, 0.05, 3, runs_dir / "runs", runs_dir / "out")
-    table = pd.read_csv(runs_dir / "out/table.csv")
-    assert list(table.method) == methods
+def test_summary_writes_table_claims_metrics_and_curves(out_dir):
+    summarize_study("vngct", PARAMS, SEEDS, out_dir)
+    table = pd.read_csv(out_dir / "table.csv")
+    assert list(table.method) == METHODS
     assert table.loc[0, "final acc"] == "0.223 ± 0.025"
     assert table.loc[0, "routed: digit"] == "1.000 ± 0.000"
     assert table.loc[2, "routed: mixed"] == "0.500 ± 0.000"
-    claims = {c["statement"]: c for c in read_json(runs_dir / "out/claims.json")["claims"]}
+    document = read_json(out_dir / "claims.json")
+    validate_claims(document, "vngct claims.json")
+    claims = {c["statement"]: c for c in document["claims"]}
+    assert {c["kind"] for c in claims.values()} == {"paired"}
     beats_seqft = claims["VNG-CT beats SeqFT on final accuracy"]
     assert beats_seqft["holds"] and beats_seqft["wins"] == "3/3"
+    assert beats_seqft["p_adjusted"] > beats_seqft["p_value"]  # Holm over the 5 paired checks
     assert not claims["VNG-CT beats the matched random gate on final accuracy"]["holds"]
     assert "VNG-CT beats freezing the visual path on final accuracy" not in claims
-    metrics = read_json(runs_dir / "out/metrics.json")
+    metrics = read_json(out_dir / "metrics.json")
     assert metrics["gate"]["vngct"]["plus"]["rate"]["mean"] == pytest.approx(0.1)
     assert "seqft" not in metrics["gate"]
     assert metrics["held_out_necessity"]["seqft"]["mixed"]["auroc"]["mean"] == pytest.approx(0.8)
-    assert metrics["claims_holding"] == f"{sum(c['holds'] for c in claims.values())}/{len(claims)}"
+    holding = sum(c["holds"] for c in claims.values())
+    assert metrics["claims_holding"] == f"{holding}/{len(claims)}"
+    curves = pd.read_csv(out_dir / "curves.csv")
+    assert set(curves.series) == set(METHODS)
+    assert curves[curves.series == "vngct"].y.iloc[-1] == pytest.approx(0.313333, abs=1e-6)
+
+
+def test_holm_decides_a_claim_that_holds_alone(out_dir):
+    """p ≈ 0.037 against the random gate holds alone, not after Holm over the 5 paired checks."""
+    for seed, final in zip(SEEDS, [0.28, 0.3, 0.3], strict=True):  # VNG-CT: 0.3, 0.33, 0.31
+        write_json(out_dir / "runs/random_gate" / f"seed{seed}" / "metrics.json",
+                   fake_run("random_gate", seed, final))  # fmt: skip
+    summarize_study("vngct", PARAMS, SEEDS, out_dir)
+    check = next(
+        c
+        for c in read_json(out_dir / "claims.json")["claims"]
+        if c["statement"] == "VNG-CT beats the matched random gate on final accuracy"
+    )
+    assert check["p_value"] < 0.05 and check["holds_unadjusted"]
+    assert check["p_adjusted"] >= 0.05 and not check["holds"]

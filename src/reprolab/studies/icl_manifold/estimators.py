@@ -5,14 +5,14 @@ only, vectorised over prompts and queries, and returns (P, q) predictions.
 
 * `oracle_lp`: knows the query's component, its intrinsic dimension d and every point's
   coordinates on the unit circle/sphere, and uses the geodesic normal (log-map) coordinates of
-  the same-component points (`geodesic_coordinates`; card 9: a projection onto the tangent
-  space folds the far side of the manifold onto the near side once the bandwidth nears the
-  radius), a degree-2 weighted least-squares fit with the Epanechnikov kernel and bandwidth
-  h = h₀ · n_c^{-1/(2α+d)} (angle units, n_c = same-component context points, capped at
-  `h_max`); the prediction is the intercept. Where fewer than `min_points` same-component
-  points fall inside h, h grows to reach them, and the local degree drops to 1 or 0 when the
-  kernel's effective sample is too small for it (`local_degree_mask`; without this, n = 32
-  fits blew up in scratch runs).
+  the same-component points (`geodesic_coordinates`; in the design card's prototype a
+  projection onto the tangent space folded the far side of the manifold onto the near side once
+  the bandwidth neared the radius), a degree-2 weighted least-squares fit with the Epanechnikov
+  kernel and bandwidth h = h₀ · n_c^{-1/(2α+d)} (angle units, n_c = same-component context
+  points, capped at `h_max`); the prediction is the intercept. Where fewer than `min_points`
+  same-component points fall inside h, h grows to reach them, and the local degree drops to 1
+  or 0 when the kernel's effective sample is too small for it (`local_degree_mask`; without
+  this, n = 32 fits blew up in prototype runs; docs/studies/icl_manifold.md).
 * `knn`: the mean of the k nearest context targets (ambient distance).
 * `nadaraya_watson`: Gaussian-kernel weighted mean (ambient distance, bandwidth h).
 * `ambient_local_linear`: Gaussian-kernel weighted affine fit in the ambient coordinates.

@@ -29,20 +29,11 @@ from reprolab.core.progress import progress
 from reprolab.studies.icl_manifold import estimators
 from reprolab.studies.icl_manifold.manifolds import Prompts, make_prompts
 from reprolab.studies.icl_manifold.models import LinearTransformer, TwoStage
+from reprolab.studies.icl_manifold.spec import STUDY, setting_spec
 from reprolab.studies.icl_manifold.train import make_pool, predict, train_model
 
-STUDY = "icl_manifold"
 METHODS = ("oracle_lp", "twostage_tf", "twostage_exact", "lintf", "knn", "nw", "ambient_ll")
 PREDICT_CHUNK = 50
-
-
-def setting_spec(params: dict[str, Any], setting: str) -> dict[str, Any]:
-    """The generator spec of one setting: the shared data values plus the setting's own."""
-    if setting not in params["settings"]:
-        raise ValueError(
-            f"icl_manifold: unknown setting '{setting}'; params has {list(params['settings'])}"
-        )
-    return {**params["data"], **params["settings"][setting]}
 
 
 def check_methods(methods: list[str]) -> None:

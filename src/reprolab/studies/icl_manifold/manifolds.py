@@ -9,13 +9,13 @@ point (context and queries alike) picks its component from them.
 
 Targets: on a component, f = offset + amplitude · g(z) with z the point's coordinates on the
 unit circle / sphere, offset ~ N(0, 1) and g a random spherical harmonic series of degrees
-`degrees` (card section 9: from degree 2 on, so that f is not nearly linear in the ambient
-coordinates). The degree-ℓ basis functions are Re(c (a·z)^ℓ) with a = u + i v for a random
-orthonormal pair (u, v): (a·z)^ℓ is a harmonic homogeneous polynomial, so its restriction is a
-spherical harmonic of degree ℓ (on the circle it is e^{iℓθ}). Each is divided by its RMS over
-the manifold and weighted ℓ^{-(α+½)} as the card's Sobolev-type decay; the series is scaled to
-unit mean square. Observations are y = f(x) + noise · N(0, 1); errors are measured against the
-noiseless f at the query.
+`degrees` (from degree 2 on, as the design card's prototype found, so that f is not nearly
+linear in the ambient coordinates). The degree-ℓ basis functions are Re(c (a·z)^ℓ) with
+a = u + i v for a random orthonormal pair (u, v): (a·z)^ℓ is a harmonic homogeneous
+polynomial, so its restriction is a spherical harmonic of degree ℓ (on the circle it is
+e^{iℓθ}). Each is divided by its RMS over the manifold and weighted ℓ^{-(α+½)} as the card's
+Sobolev-type decay; the series is scaled to unit mean square. Observations are
+y = f(x) + noise · N(0, 1); errors are measured against the noiseless f at the query.
 
 The component count is either fixed (`components`) or grows with the prompt length (card:
 J_n = ⌈log₂ n⌉ − 3, here never below `components`).

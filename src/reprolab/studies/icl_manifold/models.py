@@ -7,14 +7,14 @@ Both map (context x (B, n, D), context y (B, n), queries x (B, q, D)) to predict
   bandwidth h₁ = e^{c} h₂ (softmax attention with a key-norm bias, i.e. normalised weights)
   computes the local mean and covariance Ĉ of the context around each query. Its top-`m`
   eigenvectors give local coordinates, shrunk by the soft projector weights λ_k/(λ_k + τ h₁²)
-  (card section 9: the top eigenvectors work better than the full soft projector; m = 2 is
-  the largest intrinsic dimension of the class). The eigenvectors are computed without
+  (the design card's prototype: the top eigenvectors work better than the full soft projector;
+  m = 2 is the largest intrinsic dimension of the class). The eigenvectors are computed without
   gradient; the eigenvalues carry it.
 * Stage 2, reduced local-polynomial solver: degree-2 features ψ_j = [1, u, vech(u uᵀ)] of
   the scaled coordinates u/h₂, Gaussian weights of bandwidth h₂ = e^{a} r_k^{b}, r_k the
   distance from the query to its k-th nearest context point (card: h₂ = h₀ n^{-b}; a global
   rule in n cannot follow the component's share of the prompt or its radius, which the
-  oracle knows, and left a growing gap at large n in scratch runs). The weighted means of y
+  oracle knows, and left a growing gap at large n in prototype runs). The weighted means of y
   and of the features are one attention read each; each of the `steps` layers is then one
   linear-attention layer performing one preconditioned gradient step on the centred
   least-squares problem Σ_j κ_j (y_j − ȳ − βᵀ(ψ_j − ψ̄))² + ridge |β|² (the von Oswald
@@ -23,8 +23,8 @@ Both map (context x (B, n, D), context y (B, n), queries x (B, q, D)) to predict
   factors. With `exact=True` the solve is closed-form (the ablation). The output is the
   intercept ȳ − βᵀψ̄.
 * Trainable: c, τ, a, b, the ridge, one step size per layer and the 5 preconditioner factors —
-  22 numbers for 12 layers: a differentiable estimator tuned in context, as card section 9
-  advises at a CPU budget.
+  22 numbers for 12 layers: a differentiable estimator tuned in context, as the design
+  card's prototype advises at a CPU budget (docs/studies/icl_manifold.md).
 
 `LinearTransformer` (the unstructured model): tokens [x, y, 0] for the context and [x, 0, 1]
 for queries, a linear embedding, `layers` blocks of causal-free linear attention (elu + 1

@@ -1,11 +1,12 @@
 """In-context training of the two networks on a pre-generated pool of prompts.
 
-The pool (card section 9: generating prompts on the fly dominated the step time) holds
-`pool_prompts` prompts per (setting, n) of the evaluation grid, drawn from the job's own
-training seed, never from the evaluation prompts. A step picks one (setting, n) uniformly — n
-is thus log-uniform over the grid, and context length and mixture type match evaluation — then
-`batch` prompts of that pool entry, and minimises the squared error of the predictions at the
-queries against their noisy targets (what an in-context learner observes). Adam, fixed steps.
+The pool (in the design card's prototype, generating prompts on the fly dominated the step
+time) holds `pool_prompts` prompts per (setting, n) of the evaluation grid, drawn from the
+job's own training seed, never from the evaluation prompts. A step picks one (setting, n)
+uniformly — n is thus log-uniform over the grid, and context length and mixture type match
+evaluation — then `batch` prompts of that pool entry, and minimises the squared error of the
+predictions at the queries against their noisy targets (what an in-context learner observes).
+Adam, fixed steps.
 """
 
 from __future__ import annotations

@@ -31,26 +31,6 @@ STUDY = "pem"
 METHODS = ("pem", "pem_batch", "detmax", "corinfomax", "nsm", "fastica")
 
 
-def check_params(params: dict[str, Any]) -> None:
-    """Reject a bad `pem` section before any job starts; ValueError naming the key."""
-    unknown = [m for m in params["methods"] if m not in METHODS]
-    if unknown:
-        raise ValueError(f"pem.methods: unknown {unknown}; known: {', '.join(METHODS)}")
-    for name in ("pem", "nsm"):
-        if name not in params["methods"]:
-            raise ValueError(f"pem.methods: the claims need '{name}'")
-    for name, source in params["sources"].items():
-        projection(source["domain"])
-        key = "rho" if source["domain"] == "box" else "alpha"
-        if key not in source:
-            raise ValueError(f"pem.sources.{name}: a {source['domain']} source needs '{key}'")
-    OnlineConfig(**params["pem"])
-    BatchConfig(**{**params["pem_batch"], "betas": tuple(params["pem_batch"]["betas"])})
-    BatchConfig(**{**params["detmax"], "betas": tuple(params["detmax"]["betas"])})
-    baselines.CorInfoMaxConfig(**params["corinfomax"])
-    baselines.NSMConfig(**params["nsm"])
-
-
 def _bound(net: Network, X: np.ndarray, domain: str, beta: float) -> dict[str, float]:
     pred = X @ net.W.T + net.b
     return surrogate_bound(projection(domain)(pred) - pred, beta)

@@ -5,7 +5,8 @@ every dataset a run needs (the table's datasets and the sweep's grid) and `run_p
 every (dataset, method) pair, so the workflow builds its targets from the same place.
 
 Table: rows = methods; per table dataset three columns: bag AUC, bag accuracy and instance AUC
-(mean ± std over seeds). Claims, each a one-sided paired test over seeds (core.claims):
+(mean ± std over seeds). Claims, each of kind `paired` (core.claims: a one-sided paired t-test
+over seeds, Holm-adjusted p < alpha over the study's checks):
 (a) per dataset, SSG-UOT beats the best baseline on bag AUC ("consistent gains" = it holds on
     every dataset); the best baseline is the one with the highest mean on that dataset and
     metric, i.e. the strongest competitor, chosen after the fact (conservative);
@@ -26,9 +27,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from reprolab.core.claims import claims_document, paired_check
-from reprolab.core.io import write_json
-from reprolab.core.tables import Record, curve_frame, seed_stats, summarize, write_table
+from reprolab.core.claims import paired_check
+from reprolab.core.summary import Table
+from reprolab.core.tables import Record, curve_frame, seed_stats
 from reprolab.studies.ssg.storage import read_run_curves, read_run_metrics
 
 METRICS = {"bag_auc": "bag AUC", "bag_accuracy": "bag acc", "instance_auc": "instance AUC"}
@@ -74,23 +75,33 @@ def run_plan(params: dict[str, Any]) -> list[tuple[str, str]]:
     return plan
 
 
-def load_runs(params: dict[str, Any], seeds: Sequence[int], runs_dir: str | Path) -> dict:
-    """{dataset: {method: [metrics of seed 0, seed 1, ...]}} for every planned run."""
+def load_runs(params: dict[str, Any], seeds: Sequence[int], runs_dir: Path) -> dict:
+    """{"metrics": {dataset: {method: [metrics of seed 0, ...]}} for every planned run,
+    "curves": {dataset: {method: [curves.h5 arrays of seed 0, ...]}} of the table's runs}."""
     root = Path(runs_dir)
-    runs: dict[str, dict[str, list]] = {}
+    metrics: dict[str, dict[str, list]] = {}
     for dataset, method in run_plan(params):
-        runs.setdefault(dataset, {})[method] = [
+        metrics.setdefault(dataset, {})[method] = [
             read_run_metrics(root / dataset / method / f"seed{s}" / "metrics.json") for s in seeds
         ]
-    return runs
+    curves = {
+        dataset: {
+            method: [
+                read_run_curves(root / dataset / method / f"seed{s}" / "curves.h5") for s in seeds
+            ]
+            for method in params["methods"]
+        }
+        for dataset in params["datasets"]
+    }
+    return {"metrics": metrics, "curves": curves}
 
 
 def per_seed(runs: dict, dataset: str, method: str, metric: str) -> np.ndarray:
-    """One metric of one method on one dataset, one value per seed."""
-    return np.asarray([run[metric] for run in runs[dataset][method]], dtype=float)
+    """One metric of one method on one dataset, one value per seed (`runs` = load_runs's)."""
+    return np.asarray([run[metric] for run in runs["metrics"][dataset][method]], dtype=float)
 
 
-def records(runs: dict, params: dict[str, Any], seeds: Sequence[int]) -> list[Record]:
+def records(params: dict[str, Any], runs: dict, seeds: Sequence[int]) -> list[Record]:
     """Long-format records of the table datasets."""
     out = []
     for dataset in params["datasets"]:
@@ -104,19 +115,30 @@ def records(runs: dict, params: dict[str, Any], seeds: Sequence[int]) -> list[Re
     return out
 
 
-def best_baseline(runs: dict, params: dict[str, Any], dataset: str, metric: str) -> str:
+def table(params: dict[str, Any], runs: dict, seeds: Sequence[int]) -> Table:
+    """Rows = methods; bag AUC, bag accuracy and instance AUC per table dataset."""
+    return Table(
+        records(params, runs, seeds),
+        list(params["methods"]),
+        [f"{d}: {label}" for d in params["datasets"] for label in METRICS.values()],
+        "SSG-UOT against MIL baselines: bag AUC, bag accuracy and instance-localisation "
+        "AUC, mean ± std over seeds.",
+    )
+
+
+def best_baseline(params: dict[str, Any], runs: dict, dataset: str, metric: str) -> str:
     """The baseline with the highest mean `metric` on `dataset` (first listed wins ties)."""
     baselines = [m for m in params["methods"] if m != METHOD]
     means = [per_seed(runs, dataset, m, metric).mean() for m in baselines]
     return baselines[int(np.argmax(means))]
 
 
-def claim_checks(runs: dict, params: dict[str, Any], seeds: Sequence[int]) -> list[dict[str, Any]]:
+def claim_checks(params: dict[str, Any], runs: dict, seeds: Sequence[int]) -> list[dict]:
     """Claims (a), (b) and (c) of the module docstring."""
     alpha, checks = params["claims"]["alpha"], []
     for metric, what in (("bag_auc", "(a)"), ("instance_auc", "(b)")):
         for dataset in params["datasets"]:
-            base = best_baseline(runs, params, dataset, metric)
+            base = best_baseline(params, runs, dataset, metric)
             checks.append(
                 paired_check(
                     f"{what} SSG-UOT beats the best baseline ({base}) on {METRICS[metric]} "
@@ -153,10 +175,10 @@ def claim_checks(runs: dict, params: dict[str, Any], seeds: Sequence[int]) -> li
     return checks
 
 
-def study_metrics(runs: dict, params: dict[str, Any], seeds: Sequence[int]) -> dict[str, Any]:
+def study_metrics(params: dict[str, Any], runs: dict, seeds: Sequence[int]) -> dict[str, Any]:
     """metrics.json: per dataset/method/metric mean, std, per-seed values; the sweep grid."""
     out: dict[str, Any] = {"seeds": list(seeds), "datasets": {}, "sweep": []}
-    for dataset, methods in runs.items():
+    for dataset, methods in runs["metrics"].items():
         for method, seed_runs in methods.items():
             out["datasets"].setdefault(dataset, {})[method] = {
                 metric: seed_stats(per_seed(runs, dataset, method, metric))
@@ -174,21 +196,7 @@ def study_metrics(runs: dict, params: dict[str, Any], seeds: Sequence[int]) -> d
     return out
 
 
-def load_curves(params: dict[str, Any], seeds: Sequence[int], runs_dir: str | Path) -> dict:
-    """{dataset: {method: [curves.h5 arrays of seed 0, seed 1, ...]}} of the table's runs."""
-    root = Path(runs_dir)
-    return {
-        dataset: {
-            method: [
-                read_run_curves(root / dataset / method / f"seed{s}" / "curves.h5") for s in seeds
-            ]
-            for method in params["methods"]
-        }
-        for dataset in params["datasets"]
-    }
-
-
-def curve_rows(curves: dict) -> pd.DataFrame:
+def curve_rows(params: dict[str, Any], runs: dict, seeds: Sequence[int]) -> pd.DataFrame:
     """curves.csv: test bag AUC against epoch, one series `<dataset>/<method>`, seed mean.
 
     Bag AUC is the table's first column and claim (a)'s metric; its curve over epochs (the test
@@ -196,10 +204,11 @@ def curve_rows(curves: dict) -> pd.DataFrame:
     where a method ends up or only how fast it gets there, and when grounding's warm-up ends.
     Only the table's datasets (not the sweep's cells). Rows are `x,series,y` (x = epoch, from
     1), sorted by (series, x); epochs whose seed mean is undefined (a one-class test set gives
-    no AUC) are left out. `curves` is `load_curves`'s {dataset: {method: [per-seed arrays]}}.
+    no AUC) are left out. The curves are `runs["curves"]`, {dataset: {method: [per-seed
+    arrays]}}.
     """
     points = []
-    for dataset, methods in curves.items():
+    for dataset, methods in runs["curves"].items():
         for method, seed_curves in methods.items():
             epochs = seed_curves[0]["epoch"]
             auc = np.mean([c["bag_auc"] for c in seed_curves], axis=0)
@@ -211,28 +220,8 @@ def curve_rows(curves: dict) -> pd.DataFrame:
 
 NOTES = (
     "Each claim is a one-sided paired t-test over the seeds listed (same seed = same data and, "
-    "for ABMIL-based methods, the same initial weights); it holds when the mean difference points "
-    "the claimed way and p < alpha. 'Best baseline' is the strongest baseline on that dataset and "
-    "metric by mean over seeds. The rule was fixed before any result was seen."
+    "for ABMIL-based methods, the same initial weights), Holm-corrected within the study; it "
+    "holds when the mean difference points the claimed way and the adjusted p < alpha. 'Best "
+    "baseline' is the strongest baseline on that dataset and metric by mean over seeds. The "
+    "rule was fixed before any result was seen."
 )
-
-
-def summarize_study(
-    params: dict[str, Any], seeds: Sequence[int], runs_dir: str | Path, out_dir: str | Path
-) -> None:
-    """Write table.{csv,md,tex}, claims.json and metrics.json of the study into out_dir."""
-    runs = load_runs(params, seeds, runs_dir)
-    columns = [f"{d}: {label}" for d in params["datasets"] for label in METRICS.values()]
-    summary = summarize(records(runs, params, seeds), params["methods"], columns)
-    out = Path(out_dir)
-    write_table(
-        summary,
-        out / "table",
-        digits=params["table_digits"],
-        caption="SSG-UOT against MIL baselines: bag AUC, bag accuracy and instance-localisation "
-        "AUC, mean ± std over seeds.",
-    )
-    write_json(
-        out / "claims.json", claims_document("ssg", claim_checks(runs, params, seeds), NOTES)
-    )
-    write_json(out / "metrics.json", study_metrics(runs, params, seeds))

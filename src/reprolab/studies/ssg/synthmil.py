@@ -1,4 +1,4 @@
-"""SynthMIL [our invention, card G4]: sparse evidence among shared or bag-specific nuisance.
+"""SynthMIL [our invention, design card]: sparse evidence among shared or bag-specific nuisance.
 
 World (drawn from the seed, shared by train and test): `n_prototypes` evidence prototypes and
 `n_global_centres` global nuisance centres, all N(0, centre_scale² I) in R^dim; optionally a

@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-RUN_FILES = (("metrics", "json"), ("curves", "h5"), ("timing", "json"))
+RUN_FILES = (("metrics", "json"), ("curves", "h5"))
 
 
 def run_files(runs_root: str, methods: Iterable[str]) -> dict[str, str]:
-    """metrics, curves and timing of each method's run of one (dataset, seed) job, as
+    """metrics and curves of each method's run of one (dataset, seed) job, as
     Snakemake output patterns with `{dataset}` and `{seed}` wildcards."""
     return {
         f"{kind}_{method}": f"{runs_root}/{{dataset}}/{method}/seed{{seed}}/{kind}.{ext}"

@@ -46,6 +46,8 @@ from reprolab.preprocess.video.synth import (
 
 FAMILIES = ("tfr", "vfp", "cmd")
 N_OPTIONS = 4
+MODES = ("text", "visual")
+"""How the options are shown: as sentences or as rendered images."""
 
 
 @dataclass(frozen=True)

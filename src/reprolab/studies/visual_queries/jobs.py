@@ -28,9 +28,9 @@ from reprolab.core.io import write_csv, write_json
 from reprolab.studies.visual_queries import baselines, caption_reason, tinyvlm
 from reprolab.studies.visual_queries.dataset import Corpus, build_items, split
 from reprolab.studies.visual_queries.item_files import write_benchmark, write_items
-from reprolab.studies.visual_queries.items import FAMILIES, Item
+from reprolab.studies.visual_queries.items import FAMILIES, MODES, Item
 from reprolab.studies.visual_queries.text import build_vocabulary
-from reprolab.studies.visual_queries.views import MODES, option_images, option_texts
+from reprolab.studies.visual_queries.views import option_images, option_texts
 
 STUDY = "visual_queries"
 METHODS = (
@@ -47,7 +47,12 @@ VISUAL_SHARE = {"tinyvlm": "visual_share", "tinyvlm_textheavy": "textheavy_visua
 
 
 def check_params(params: dict[str, Any], video_datasets: dict[str, Any]) -> dict[str, Any]:
-    """The synthetic spec of the study's video dataset; ValueError naming the key otherwise."""
+    """The synthetic spec of the study's video dataset; ValueError naming the key otherwise.
+
+    Only what the schema (studies/visual_queries.schema.yaml) cannot say is checked here:
+    `dataset` must be a `video.datasets` entry with a synthetic spec. Types, ranges, known methods
+    and a non-empty `hf_vlm.path` when hf_vlm is listed are the schema's (core.params).
+    """
     name = params["dataset"]
     if name not in video_datasets:
         raise ValueError(
@@ -59,8 +64,6 @@ def check_params(params: dict[str, Any], video_datasets: dict[str, Any]) -> dict
             f"visual_queries.dataset: {name!r} names a folder of real videos; the items need "
             "the ground truth of a synthetic dataset"
         )
-    if "hf_vlm" in params["methods"] and not params["hf_vlm"]["path"]:
-        raise ValueError("visual_queries.hf_vlm.path: empty, but the hf_vlm method is listed")
     return video_datasets[name]["synthetic"]
 
 

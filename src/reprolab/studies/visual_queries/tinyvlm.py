@@ -14,12 +14,15 @@
    frozen, it learned two of the three families within the same budget.
 
 Both stages use AdamW and the same budget for every variant. Training item options are
-rendered with the training seed's renders; test options with the evaluation renders.
+rendered with the training seed's renders; test options with the evaluation renders. A
+`Batch` stacks items in one mode as tensors (options drawn by `views`): frames past an item's
+visible count are zeroed and masked out.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -33,7 +36,59 @@ from reprolab.studies.visual_queries.dataset import Corpus
 from reprolab.studies.visual_queries.items import Item
 from reprolab.studies.visual_queries.models import TinyVLM
 from reprolab.studies.visual_queries.text import encode, state_to_text
-from reprolab.studies.visual_queries.views import Batch, make_batch
+from reprolab.studies.visual_queries.views import option_images, option_texts, question_text
+
+
+@dataclass(frozen=True)
+class Batch:
+    """A stack of items as tensors: video [B,T,H,W,3], mask [B,T], question ids, options."""
+
+    video: torch.Tensor
+    mask: torch.Tensor
+    question: torch.Tensor
+    options: torch.Tensor
+    answer: torch.Tensor
+    visual: bool
+
+
+def make_batch(
+    items: Sequence[Item],
+    corpus: Corpus,
+    visual: bool,
+    vocabulary: dict[str, int],
+    lengths: dict[str, int],
+    seed: int,
+    render: dict[str, Any],
+    image_cache: dict[str, np.ndarray] | None = None,
+) -> Batch:
+    """Tensors for `items` in one mode; `lengths` gives the question and option token lengths.
+
+    An item's option images depend only on (seed, item, render), so a caller that batches the
+    same items again can pass `image_cache` (item id → images) to draw them once."""
+    videos, masks, questions, options = [], [], [], []
+    for item in items:
+        clip = corpus.clip(item.video).copy()
+        mask = np.arange(len(clip)) < item.n_frames
+        clip[~mask] = 0
+        videos.append(clip)
+        masks.append(mask)
+        questions.append(encode(question_text(item), vocabulary, lengths["question"]))
+        if visual and image_cache is None:
+            options.append(option_images(item, seed, corpus.spec, render))
+        elif visual:
+            if item.id not in image_cache:
+                image_cache[item.id] = option_images(item, seed, corpus.spec, render)
+            options.append(image_cache[item.id])
+        else:
+            options.append([encode(t, vocabulary, lengths["option"]) for t in option_texts(item)])
+    return Batch(
+        video=torch.from_numpy(np.stack(videos)),
+        mask=torch.from_numpy(np.stack(masks)),
+        question=torch.tensor(questions),
+        options=torch.from_numpy(np.asarray(np.stack(options))),
+        answer=torch.tensor([item.answer_idx for item in items]),
+        visual=visual,
+    )
 
 
 def _info_nce(a: torch.Tensor, b: torch.Tensor, temperature: float) -> torch.Tensor:

@@ -53,7 +53,7 @@ class GateSlot:
 
     Holding the gate outside the graph lets one forward pass serve both the necessity
     estimate and the training loss: the gate is computed from that forward's losses and put
-    here before `backward` (design card A2: "reuse the training forward's value").
+    here before `backward` (the design card's "reuse the training forward's value").
     """
 
     def __init__(self, gate: torch.Tensor | None = None) -> None:

@@ -2,16 +2,14 @@
 
 LLaVA-style models reach continual tuning already aligned (projector pre-training on
 captions). Here the whole tiny model — vision tower, projector and language model — trains on
-the stream's alignment records (captions of a disjoint, smaller image pool: design card A9
-found that aligning on every task type turned the stream into re-tuning) for a fixed number
-of steps with AdamW; afterwards the tower is frozen by `MLLMAdapter`.
+the stream's alignment records (captions of a disjoint, smaller image pool: aligning on every
+task type turns the stream into re-tuning) for a fixed number of steps with AdamW; afterwards
+the tower is frozen by `MLLMAdapter`.
 
 Choices: batches are drawn with replacement from a seeded generator (a step budget, not
-epochs); one learning rate for all parameters, reached after a linear warm-up; the loss is the
-answer loss of the stream. Without the warm-up (1e-3 for 1,500 steps) the loss left its
-plateau at chance after 340 to more than 1,500 steps, and one prototype seed in four (one
-evaluation seed in five, seen after the fact) never did; with 150 warm-up steps to 2e-3 ten
-prototype seeds (model seeds 10-19) all left it within 180 steps.
+epochs); one learning rate for all parameters, reached after a linear warm-up (without it some
+seeds never left the loss plateau at chance); the loss is the answer loss of the stream. The
+measurements behind the warm-up are in docs/studies/vngct.md.
 """
 
 from __future__ import annotations

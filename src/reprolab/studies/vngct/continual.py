@@ -2,7 +2,8 @@
 
 One function, `run_stream`, trains the model task after task with one method and evaluates
 every task's test split after each task (the accuracy matrix of continual learning). The
-methods differ only in their `Method` switches, so every comparison runs the same code:
+methods differ only in their `Method` switches (`spec`), so every comparison runs the same
+code:
 
 * ``gate``: ``"all"`` (every sample updates the projector), ``"necessity"`` (VNG-CT's gate,
   `gates.NecessityGate`), ``"random"`` (`gates.RandomGate` at a given per-task rate);
@@ -35,6 +36,7 @@ from reprolab.core.progress import progress
 from reprolab.studies.vngct.adapter import GateSlot, MLLMAdapter
 from reprolab.studies.vngct.data import TaskData
 from reprolab.studies.vngct.gates import NecessityGate, RandomGate, shifted
+from reprolab.studies.vngct.spec import Method
 from reprolab.studies.vngct.tensors import (
     IGNORE,
     Samples,
@@ -42,32 +44,6 @@ from reprolab.studies.vngct.tensors import (
     exact_match,
     ranked_match,
 )
-
-GATES = ("all", "necessity", "random")
-
-
-@dataclass(frozen=True)
-class Method:
-    """What one method changes in the shared loop (see the module docstring)."""
-
-    gate: str = "all"
-    calibration: bool = False
-    freeze_visual: bool = False
-    ewc: bool = False
-
-    def __post_init__(self) -> None:
-        if self.gate not in GATES:
-            raise ValueError(f"gate {self.gate!r} is not one of {GATES}")
-        if self.freeze_visual and self.gate != "all":
-            raise ValueError("a frozen visual path has nothing to gate")
-
-    @property
-    def fixed_routing_rate(self) -> float | None:
-        """Share of samples that update the projector when no gate decides: 0 with the visual
-        path frozen, 1 without a gate; None when a gate routes."""
-        if self.freeze_visual:
-            return 0.0
-        return 1.0 if self.gate == "all" else None
 
 
 @dataclass(frozen=True)

@@ -3,15 +3,16 @@
 Necessity is ``v_i = ℓ_i(null) − ℓ_i(image)``, the per-token loss of the answer under a null
 image minus under the sample's own (nats/token), measured with the current model and no
 gradient (`necessity`). The null is another sample's image from the same batch (a cyclic
-shift of the batch, so no sample keeps its own; design card A9: the dataset-mean image was
-off-distribution and routed half of the text-only items) or, as an ablation, the mean image.
+shift of the batch, so no sample keeps its own; in the design card's prototype the
+dataset-mean image was off-distribution and routed half of the text-only items) or, as an
+ablation, the mean image.
 
 Gates return ``[B]`` float tensors in {0, 1}:
 
 * `NecessityGate`: ``g = 1[v > max(floor, noise)]``, the noise level read off the negative
-  tail of the task's necessity values (see the class). The card's fixed τ (A8) and the
-  running median of A9 both route a share of every task, text-only ones included (the
-  median by construction routes half of what beats the floor).
+  tail of the task's necessity values (see the class). The design card's fixed τ and its
+  prototype's running median both route a share of every task, text-only ones included (the
+  median by construction routes half of what beats the floor); see docs/studies/vngct.md.
 * `RandomGate`: ``g ~ Bernoulli(rate)``, the control that routes as many samples as VNG-CT
   did on the same task but not the same ones.
 """

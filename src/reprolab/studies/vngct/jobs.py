@@ -16,7 +16,7 @@ match), the scores of `metrics`, routing per task, the final model's necessity o
 (wall time goes to the job's log: metrics.json must be byte-identical across runs). `runtime`
 says where it runs: device, dtype, and whether tower features are cached.
 
-Methods (`METHODS`): `seqft`, `freeze_visual`, `random_gate` (with the calibration path, at
+Methods (`spec.METHODS`): `seqft`, `freeze_visual`, `random_gate` (with the calibration path, at
 the routing rate VNG-CT had on each task of the same seed: its job reads that run), `ewc`,
 `vngct_nocal`, `vngct`. Seeds: the tiny model's weights from derive_seed(align.seed, study,
 "model") and its alignment batches from (align.seed, study, "align"); per evaluation seed, LoRA
@@ -47,7 +47,6 @@ from reprolab.studies.vngct import metrics
 from reprolab.studies.vngct.adapter import MLLMAdapter
 from reprolab.studies.vngct.align import align
 from reprolab.studies.vngct.continual import (
-    Method,
     StreamResult,
     Training,
     held_out_necessity,
@@ -55,38 +54,26 @@ from reprolab.studies.vngct.continual import (
     swap_accuracy,
 )
 from reprolab.studies.vngct.data import StreamData, TaskData, load_stream_data, stream_vocabulary
+from reprolab.studies.vngct.spec import MATCHED, METHODS, STUDY
 from reprolab.studies.vngct.vision import TowerFeatures
 
-STUDY = "vngct"
 TINY_PIXEL_MEAN_STD = (0.5, 0.5)
 """The tiny model's pixel normalisation: values in [-1, 1], what its alignment was tuned on."""
-METHODS = {
-    "seqft": Method(),
-    "freeze_visual": Method(freeze_visual=True),
-    "random_gate": Method(gate="random", calibration=True),
-    "ewc": Method(ewc=True),
-    "vngct_nocal": Method(gate="necessity"),
-    "vngct": Method(gate="necessity", calibration=True),
-}
-MATCHED = {"random_gate": "vngct"}
-"""Methods whose routing rates come from another method's run of the same seed."""
 
 
 def check_params(params: dict[str, Any], streams: dict[str, Any]) -> None:
-    """Reject a bad `vngct` section before any job starts; ValueError naming the key."""
+    """Reject what the schema (studies/vngct.schema.yaml) cannot: `stream` must be an entry of
+    `instr.streams`, and a method whose routing copies another's (`MATCHED`) needs that method
+    listed too. ValueError naming the key. Types, ranges, known methods and the keys of
+    `training` and `lora` are the schema's, checked by core.params.check_config."""
     if params["stream"] not in streams:
         raise ValueError(
             f"vngct.stream: {params['stream']!r} is not an instr.streams entry "
             f"(known: {', '.join(sorted(streams))})"
         )
-    unknown = [m for m in params["methods"] if m not in METHODS]
-    if unknown:
-        raise ValueError(f"vngct.methods: unknown {unknown}; known: {', '.join(METHODS)}")
     for method, source in MATCHED.items():
         if method in params["methods"] and source not in params["methods"]:
             raise ValueError(f"vngct.methods: {method} matches {source}'s routing; list {source}")
-    Training(**params["training"])
-    LoRA(**params["lora"])
 
 
 def matched_run(method: str, seed: int, runs_dir: str) -> dict[str, str]:

@@ -1,0 +1,112 @@
+"""The study contract, checked over every known study: results interface, rules, schema,
+notebook, design notes, resources at paper scale, and a summary that never loads torch."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from functools import cache
+
+import nbformat
+import pytest
+
+from reprolab.core.layout import known_studies
+from reprolab.core.summary import StudyResults, results_module
+from tests.conftest import ROOT
+
+TAIL = ("summarize", "provenance", "report")
+HEAVY = ("torch", "transformers")
+
+_RULES_SCRIPT = """
+import json, sys
+from pathlib import Path
+from snakemake.api import SnakemakeApi
+from snakemake.settings.types import (
+    ConfigSettings, OutputSettings, ResourceSettings, StorageSettings,
+)
+with SnakemakeApi(OutputSettings()) as api:
+    workflow = api.workflow(
+        resource_settings=ResourceSettings(),
+        config_settings=ConfigSettings(config={"scale": "paper"}),
+        storage_settings=StorageSettings(),
+        snakefile=Path("Snakefile"),
+        workdir=Path("."),
+    )._workflow
+    rules = {
+        rule.name: {
+            "job": bool(rule.output),
+            "resources": sorted(k for k in rule.resources if not k.startswith("_")),
+            "threads": rule.resources.get("_cores") is not None,
+        }
+        for rule in workflow.rules
+    }
+sys.stdout.write("RULES" + json.dumps(rules))
+"""
+
+
+@cache
+def paper_scale_rules() -> dict[str, dict]:
+    """Every rule of the workflow loaded at paper scale: is it a job, which resources."""
+    result = subprocess.run(
+        [sys.executable, "-c", _RULES_SCRIPT], cwd=ROOT, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    return json.loads(result.stdout.split("RULES", 1)[1])
+
+
+@pytest.mark.parametrize("study", known_studies())
+def test_results_module_implements_the_interface(study: str):
+    assert isinstance(results_module(study), StudyResults)
+    assert results_module(study).NOTES.strip()
+
+
+@pytest.mark.parametrize("study", known_studies())
+def test_rules_schema_notebook_and_notes_are_there(study: str):
+    rules = paper_scale_rules()
+    for name in (study, *(f"{study}_{step}" for step in TAIL)):
+        assert name in rules, f"no rule {name}"
+    assert (ROOT / f"src/reprolab/schemas/studies/{study}.schema.yaml").is_file()
+    notebook = nbformat.read(ROOT / f"workflow/notebooks/{study}.ipynb", as_version=4)
+    tagged = [c for c in notebook.cells if "parameters" in c.metadata.get("tags", [])]
+    assert len(tagged) == 1, f"{study}.ipynb needs one cell tagged `parameters`"
+    assert (ROOT / f"docs/studies/{study}.md").is_file()
+
+
+@pytest.mark.parametrize("study", known_studies())
+def test_every_job_rule_has_resources_at_paper_scale(study: str):
+    own = {
+        name: rule
+        for name, rule in paper_scale_rules().items()
+        if name.startswith(f"{study}_") and rule["job"]
+    }
+    assert own, f"{study} has no job rules"
+    for name, rule in own.items():
+        assert {"mem_mb", "runtime"} <= set(rule["resources"]), name
+
+
+def test_summaries_and_reports_never_import_torch():
+    """A summary job imports core.summary and the study's results module; a report job runs
+    the notebook's imports: none of them may load torch or transformers."""
+    imports = ["import reprolab.core.summary", "import reprolab.core.report"]
+    for study in known_studies():
+        imports.append(f"import reprolab.studies.{study}.results")
+        notebook = nbformat.read(ROOT / f"workflow/notebooks/{study}.ipynb", as_version=4)
+        for cell in notebook.cells:
+            if cell.cell_type == "code":
+                imports += [
+                    line.strip()
+                    for line in cell.source.splitlines()
+                    if line.startswith(("import ", "from ")) and " import " in f" {line}"
+                ]
+    probe = "\n".join(
+        [
+            *dict.fromkeys(imports),
+            "import sys",
+            f"print(sorted({{m.split('.')[0] for m in sys.modules}} & {set(HEAVY)!r}))",
+        ]
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "[]", result.stdout

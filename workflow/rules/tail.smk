@@ -1,0 +1,115 @@
+# The rules every study shares, written once: summarize (table, claims, metrics, curves),
+# provenance, the papermill report and the `<id>` target, for each study registered with
+# `register_study` in its own .smk (see common.smk).
+
+
+for _study, _tail in STUDY_TAILS.items():
+
+    rule:
+        name:
+            f"{_study}_summarize"
+        input:
+            runs=_tail["runs"],
+        output:
+            table=report(
+                f"results/{_study}/table.csv",
+                caption="../report/study_table.rst",
+                category=_study,
+                subcategory="table",
+                labels={"study": _study, "kind": "table"},
+            ),
+            table_md=f"results/{_study}/table.md",
+            table_tex=f"results/{_study}/table.tex",
+            claims=f"results/{_study}/claims.json",
+            metrics=f"results/{_study}/metrics.json",
+            curves=report(
+                f"results/{_study}/curves.csv",
+                caption="../report/study_curves.rst",
+                category=_study,
+                subcategory="curves",
+                labels={"study": _study, "kind": "curves"},
+            ),
+        log:
+            f"logs/{_study}/summarize.log",
+        conda:
+            "../../envs/report.yaml"
+        threads: 1
+        resources:
+            mem_mb=2000,
+            runtime=10,
+        params:
+            study=_study,
+            section=section(_study),
+            seeds=SEEDS,
+            captions=_tail["captions"],
+        script:
+            "../scripts/summarize.py"
+
+    rule:
+        name:
+            f"{_study}_provenance"
+        input:
+            metrics=f"results/{_study}/metrics.json",
+        output:
+            provenance=f"results/{_study}/provenance.json",
+        log:
+            f"logs/{_study}/provenance.log",
+        conda:
+            "../../envs/report.yaml"
+        threads: 1
+        resources:
+            mem_mb=1000,
+            runtime=5,
+        params:
+            study=_study,
+            values=_tail["provenance_values"],
+            scale=SCALE,
+            seeds=SEEDS,
+            threads=THREADS,
+        script:
+            "../scripts/provenance.py"
+
+    rule:
+        name:
+            f"{_study}_report"
+        input:
+            **_tail["report_inputs"],
+            notebook=f"workflow/notebooks/{_study}.ipynb",
+            doc=f"docs/studies/{_study}.md",
+            table=f"results/{_study}/table.csv",
+            claims=f"results/{_study}/claims.json",
+            metrics=f"results/{_study}/metrics.json",
+            runs=_tail["runs"],
+        output:
+            notebook=f"results/{_study}/report.ipynb",
+            html=report(
+                f"results/{_study}/report.html",
+                caption="../report/study_report.rst",
+                category=_study,
+                subcategory="report",
+                labels={"study": _study, "kind": "report"},
+            ),
+        log:
+            f"logs/{_study}/report.log",
+        conda:
+            "../../envs/report.yaml"
+        threads: 1
+        resources:
+            mem_mb=2000,
+            runtime=15,
+        params:
+            parameters={
+                "results_dir": f"results/{_study}",
+                "seeds": SEEDS,
+                "scale": SCALE,
+                **_tail["report_params"],
+            },
+            captions=_tail["captions"],
+        script:
+            "../scripts/report.py"
+
+    rule:
+        name:
+            _study
+        input:
+            study_target(_study),
