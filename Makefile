@@ -48,7 +48,7 @@ test: lint
 
 # The smoke `dvc repro` of every stage, compared with the committed dvc.lock.
 repro-check: install
-	REPROLAB_REPRO_STAGES=all python -m pytest tests/workflow/test_dvc.py -k smoke_repro --timeout=5400 -s
+	REPROLAB_REPRO_STAGES=all python -m pytest tests/workflow/test_dvc.py -k smoke_repro --timeout=0 -s
 
 all: install
 	snakemake --cores 2 all

@@ -34,6 +34,10 @@ SMOKE_MINUTES = load_papers().smoke_minutes
 src/reprolab/papers.yaml records it (measured at the last lock refresh)."""
 CI_REPRO_MINUTES = 3.0
 """CI's budget for reproducing the committed lock; `make repro-check` reproduces every stage."""
+REPRO_SLACK = 4.0
+"""How many times its planned smoke minutes (papers.yaml, measured on an idle machine) a
+reproduction may take before the test gives up: a loaded machine runs a full repro at well
+over twice the planned time (61 min and still going for 35 planned minutes)."""
 
 
 def out_hashes(lock_file: Path) -> dict[str, str]:
@@ -184,7 +188,8 @@ def test_smoke_repro_reproduces_the_committed_lock(repo_copy: Path):
     print(f"reproducing {targets} ({why})")
     committed = out_hashes(repo_copy / "dvc.lock")
     committed_kernel = {s: committed_kernels(repo_copy, s) for s in spec}
-    run(["dvc", "repro", *targets], repo_copy, timeout=3600)
+    planned = sum(SMOKE_MINUTES.get(s, 60.0) for s in with_upstream(spec, targets))
+    run(["dvc", "repro", *targets], repo_copy, timeout=max(600, int(60 * REPRO_SLACK * planned)))
     fresh = out_hashes(repo_copy / "dvc.lock")
     reproduced = sorted(with_upstream(spec, targets))
     for stage in reproduced:
