@@ -9,7 +9,7 @@ COMPILE := pip-compile --quiet --allow-unsafe --extra=dev --strip-extras \
 export PATH := $(BIN):$(PATH)
 export HF_HUB_OFFLINE := 1
 
-.PHONY: install lock lock-upgrade lint format test repro-check all pull dvc-yaml benchmark clean
+.PHONY: install lock lock-upgrade lint format test repro-check fragility all pull dvc-yaml benchmark clean
 
 # One pip call installs exactly the lock (--no-deps: nothing outside it enters), then pip check.
 $(STAMP): pyproject.toml $(LOCK)
@@ -70,3 +70,15 @@ benchmark: install
 
 clean:
 	git clean -fdX results data logs .snakemake  # produced files only: committed results stay
+
+# Claims that survive floating-point noise: run every study again at a second CPU kernel level
+# in a worktree of HEAD, then record which claim outcomes flip (results/<id>/fragility.json);
+# commit those files, and the next `dvc repro` marks the flipped checks fragile.
+SECOND_KERNELS ?= {torch: default, mkl: AVX, onednn: AVX}
+SECOND_DIR ?= $(abspath ../reprolab-second-kernels)
+fragility: install
+	rm -rf $(SECOND_DIR) && git worktree prune
+	git worktree add --detach $(SECOND_DIR) HEAD
+	sed -i 's/^cpu_kernels: .*/cpu_kernels: $(SECOND_KERNELS)/' $(SECOND_DIR)/params.yaml
+	cd $(SECOND_DIR) && PYTHONPATH=$(SECOND_DIR)/src snakemake --cores 2 all
+	reprolab fragility $(SECOND_DIR)/results

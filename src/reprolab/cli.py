@@ -2,7 +2,8 @@
 
 Subcommands run a part of the project outside Snakemake: `params-check` validates params.yaml,
 `dvc-export` writes (or with --check compares) dvc.yaml, `compare` checks that two results trees
-agree in substance. The preprocessing families add their own (`reprolab wsi ...`,
+agree in substance, `fragility` records which claim outcomes flip at a second CPU kernel level,
+`new-study` writes a study's skeleton. The preprocessing families add their own (`reprolab wsi ...`,
 `reprolab video ...`, `reprolab streams ...`).
 
 A subcommand's module is imported only when that subcommand runs or its help is shown, so
@@ -125,6 +126,27 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
+def cmd_fragility(args: argparse.Namespace) -> int:
+    """Record, per study, which claim outcomes differ in a run at a second kernel level."""
+    from reprolab.core.fragility import record_second_run
+    from reprolab.core.layout import results_dir
+    from reprolab.core.params import load_yaml
+
+    config = load_yaml(args.params)
+    second = Path(args.second)
+    studies = args.studies or [p.name for p in sorted(second.iterdir()) if p.is_dir()]
+    status = 0
+    for study in studies:
+        try:
+            record = record_second_run(study, second / study, config, results_dir(study))
+        except (OSError, KeyError, ValueError) as exc:
+            print(f"error: {study}: {exc}", file=sys.stderr)
+            status = 2
+            continue
+        print(f"{study}: recorded {len(record['outcomes'])} outcomes at {record['second_kernels']}")
+    return status
+
+
 def cmd_new_study(args: argparse.Namespace) -> int:
     """Write the skeleton of a new study; 2 when the id is bad or taken."""
     from reprolab.scaffold import new_study
@@ -214,6 +236,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="check that two results trees agree in substance (table cells, claim outcomes)",
         register=_compare_arguments,
     )
+    fragility = sub.add_parser(
+        "fragility",
+        help="record claim outcomes at a second CPU kernel level (fragile claims)",
+        description="Record each study's claim outcomes in a run of the same params at another "
+        "kernel level (SECOND: its results folder) as results/<id>/fragility.json; the next "
+        "summary marks the checks whose outcome differs fragile. `make fragility` runs the "
+        "second level and calls this.",
+    )
+    fragility.add_argument("second", help="results folder of the run at the second level")
+    fragility.add_argument("--studies", nargs="+", metavar="ID", help="only these studies")
+    fragility.add_argument("--params", default="params.yaml", help="params file of the runs")
+    fragility.set_defaults(func=cmd_fragility)
     families = {
         "wsi": ("whole-slide images: tile slides, embed their tiles", _wsi_commands),
         "video": ("videos: extract frame-exact clips", _video_commands),

@@ -4,7 +4,8 @@ One DVC stage per study in `studies` runs Snakemake on that study's target rule;
 the code the study's rules use (the rule file, the rules every study shares in tail.smk and
 every script and notebook they name, common rules, the core library and the params schemas, the
 study package and the shared packages it imports: `reprolab.models`, a preprocessing family's
-package), the study's design notes (docs/studies/<id>.md, shown in its report) and the
+package), the study's design notes (docs/studies/<id>.md, shown in its report), its record of
+a run at a second kernel level when it has one (results/<id>/fragility.json) and the
 dependency lock, its params are the global keys and its
 own section, and its outs are the study's data folder (when its rules write one), its runs and
 its reports (cached by DVC) and the small contract files (tables, claims, provenance, curves:
@@ -31,6 +32,7 @@ from typing import Any
 
 import yaml
 
+from reprolab.core.fragility import FRAGILITY
 from reprolab.core.layout import (
     COMMITTED_FILES,
     CONTRACT_FILES,
@@ -166,6 +168,8 @@ def study_stage(study: str, root: Path) -> dict[str, Any]:
         *(f"data/raw/{family}" for family in raw_families_read(root / rule_file)),
     ]
     results = results_dir(study)
+    if (root / results / FRAGILITY).is_file():
+        deps.append(str(results / FRAGILITY))
     writes_data = re.search(rf"""["']data/{study}[/"']""", (root / rule_file).read_text())
     outs: list[Any] = [str(data_dir(study))] if writes_data else []
     outs.append(str(results / "runs"))

@@ -1,9 +1,11 @@
 """`reprolab new-study <id>`: write the skeleton of a new study.
 
 The skeleton is a study that runs: a package whose results module implements the results
-interface (reprolab.core.summary), one job rule that fits least squares and a mean predictor on
-synthetic linear data per seed, a params section with `ci` and `paper` scales, its schema, a
-notebook with a `parameters` cell, a test and a page of design notes. Add the id to `studies`
+interface (reprolab.core.summary), a `<id>_tune` rule that chooses ridge regression's penalty
+on the tuning seeds (reprolab.core.tuning), one job rule that fits ridge regression and a mean
+predictor on synthetic linear data per seed with the tuned values, a params section with `ci`
+and `paper` scales, its schema, a notebook with a `parameters` cell, a test and a page of
+design notes. Add the id to `studies`
 in params.yaml and `snakemake --cores 2 --config scale=ci <id>` writes every contract file;
 then replace the toy experiment with the paper's. Nothing is overwritten: an id that exists
 anywhere is refused.
@@ -28,6 +30,7 @@ def skeleton_files(study: str) -> dict[str, str]:
         f"src/reprolab/studies/{study}/results.py": _RESULTS,
         f"workflow/rules/{study}.smk": _RULES,
         f"workflow/scripts/{study}_run.py": _RUN_SCRIPT,
+        f"workflow/scripts/{study}_tune.py": _TUNE_SCRIPT,
         f"src/reprolab/schemas/studies/{study}.schema.yaml": _SCHEMA,
         f"tests/studies/{study}/__init__.py": "",
         f"tests/studies/{study}/test_results.py": _TEST,
@@ -112,7 +115,7 @@ def _cell(number: int, kind: str, source: str, tags: list[str] | None) -> dict:
 _INIT = '''"""STUDY: the paper's question in one line (notes: docs/studies/STUDY.md)."""
 '''
 
-_JOBS = '''"""STUDY jobs: every method on one seed's data."""
+_JOBS = '''"""STUDY jobs: tune each method on the tuning seeds; every method on one seed's data."""
 
 from __future__ import annotations
 
@@ -123,40 +126,65 @@ import numpy as np
 
 from reprolab.core.determinism import derive_seed
 from reprolab.core.io import write_json
+from reprolab.core.tuning import tune, write_tuning
 
 STUDY = "STUDY"
 
 
-def linear_data(
-    samples: int, features: int, noise: float, rng: np.random.Generator
-) -> tuple[np.ndarray, np.ndarray]:
-    """Inputs and targets of a noisy linear model with random weights."""
-    x = rng.normal(size=(samples, features))
-    w = rng.normal(size=features)
-    return x, x @ w + noise * rng.normal(size=samples)
+def linear_data(params: dict[str, Any], seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Inputs and targets of a noisy linear model with random weights: 2 x `samples` rows of
+    the seed's draw (the first half trains, the second half tests)."""
+    data = params["data"]
+    rng = np.random.default_rng(derive_seed(seed, STUDY, "data"))
+    x = rng.normal(size=(2 * data["samples"], data["features"]))
+    w = rng.normal(size=data["features"])
+    return x, x @ w + data["noise"] * rng.normal(size=len(x))
 
 
-def fit_predict(method: str, x_train, y_train, x_test) -> np.ndarray:
-    """Predictions of `method`: least squares, or the training mean (the baseline)."""
-    if method == "least_squares":
-        weights, *_ = np.linalg.lstsq(x_train, y_train, rcond=None)
-        return x_test @ weights
+def fit_predict(method: str, values: dict[str, Any], x_train, y_train, x_test) -> np.ndarray:
+    """Predictions of `method` with its tuned `values`: ridge regression (penalty `ridge`), or
+    the training mean (the baseline, nothing to tune)."""
+    if method == "ridge":
+        gram = x_train.T @ x_train + values["ridge"] * np.eye(x_train.shape[1])
+        return x_test @ np.linalg.solve(gram, x_train.T @ y_train)
     if method == "mean":
         return np.full(len(x_test), y_train.mean())
     raise ValueError(f"{STUDY}: unknown method {method!r}")
 
 
-def run_job(params: dict[str, Any], seed: int, out_dir: str | Path) -> dict[str, Any]:
-    """Every method's test MSE on one seed's data (the same data for every method);
-    writes and returns metrics.json."""
-    data = params["data"]
-    rng = np.random.default_rng(derive_seed(seed, STUDY, "data"))
-    x, y = linear_data(2 * data["samples"], data["features"], data["noise"], rng)
-    half = data["samples"]
+def mse(prediction: np.ndarray, target: np.ndarray) -> float:
+    return float(np.mean((prediction - target) ** 2))
+
+
+def tune_method(
+    params: dict[str, Any], method: str, seeds: list[int], out_path: str | Path
+) -> dict[str, Any]:
+    """Choose `method`'s values from its grid (`tune.grid.<method>`) by validation MSE on the
+    tuning seeds' training halves (their last quarter validates); write the tuning record."""
+
+    def validation_mse(values: dict[str, Any], seed: int) -> float:
+        x, y = linear_data(params, seed)
+        n = params["data"]["samples"]
+        fit, val = slice(0, n - n // 4), slice(n - n // 4, n)
+        return mse(fit_predict(method, values, x[fit], y[fit], x[val]), y[val])
+
+    grid = params["tune"]["grid"][method]
+    record = tune(method, grid, validation_mse, seeds, "validation MSE", "min")
+    write_tuning(out_path, record)
+    return record
+
+
+def run_job(
+    params: dict[str, Any], seed: int, tuned: dict[str, dict[str, Any]], out_dir: str | Path
+) -> dict[str, Any]:
+    """Every method's test MSE on one seed's data (the same data for every method), each with
+    its tuned values; writes and returns metrics.json."""
+    x, y = linear_data(params, seed)
+    half = params["data"]["samples"]
     out = {"seed": seed, "test_mse": {}}
     for method in params["methods"]:
-        prediction = fit_predict(method, x[:half], y[:half], x[half:])
-        out["test_mse"][method] = float(np.mean((prediction - y[half:]) ** 2))
+        prediction = fit_predict(method, tuned[method], x[:half], y[:half], x[half:])
+        out["test_mse"][method] = mse(prediction, y[half:])
     write_json(Path(out_dir) / "metrics.json", out)
     return out
 '''
@@ -246,13 +274,40 @@ def curve_rows(params: dict[str, Any], runs: list[dict], seeds: Sequence[int]) -
     )
 '''
 
-_RULES = """# STUDY: one job per seed runs every method; the shared tail (tail.smk) writes the
-# table, claims, provenance and report.
+_RULES = """# STUDY: one tuning job per method (on the tuning seeds), one job per seed runs every
+# method with the tuned values; the shared tail (tail.smk) writes the table, claims,
+# provenance and report.
 STUDY_SECTION = section("STUDY")
+STUDY_TUNING = expand(
+    "data/STUDY/tuning/{method}.json",
+    method=STUDY_SECTION["methods"],
+)
 STUDY_RUNS = expand("results/STUDY/runs/seed{seed}/metrics.json", seed=SEEDS)
 
 
+rule STUDY_tune:
+    output:
+        tuned="data/STUDY/tuning/{method}.json",
+    log:
+        "logs/STUDY/tune/{method}.log",
+    wildcard_constraints:
+        method="|".join(STUDY_SECTION["methods"]),
+    conda:
+        "../../envs/report.yaml"
+    threads: 1
+    resources:
+        mem_mb=lambda wc, attempt: 1000 * attempt,
+        runtime=lambda wc, attempt: (240 if SCALE == "paper" else 10) * attempt,
+    params:
+        study=STUDY_SECTION,
+        seeds=TUNING_SEEDS,
+    script:
+        "../scripts/STUDY_tune.py"
+
+
 rule STUDY_run:
+    input:
+        tuning=STUDY_TUNING,
     output:
         metrics="results/STUDY/runs/seed{seed}/metrics.json",
     log:
@@ -274,6 +329,7 @@ rule STUDY_run:
 register_study(
     "STUDY",
     runs=STUDY_RUNS,
+    tuning=STUDY_TUNING,
     captions={
         "table": "STUDY: test MSE per method, mean ± std over seeds.",
         "curves": "STUDY: test MSE per method and seed (``x,series,y``).",
@@ -283,32 +339,52 @@ register_study(
 )
 """
 
-_RUN_SCRIPT = '''"""Rule glue: every STUDY method on one seed."""
+_RUN_SCRIPT = '''"""Rule glue: every STUDY method on one seed, with its tuned values."""
 
 from pathlib import Path
 
 from reprolab.core.progress import job_log
+from reprolab.core.tuning import selected
 from reprolab.studies.STUDY.jobs import run_job
 
 with job_log(snakemake.log[0]):
     run_job(
         dict(snakemake.params.study),
         int(snakemake.wildcards.seed),
+        selected(snakemake.input.tuning),
         Path(snakemake.output.metrics).parent,
     )
 '''
 
+_TUNE_SCRIPT = '''"""Rule glue: choose one STUDY method's values on the tuning seeds."""
+
+from reprolab.core.progress import job_log
+from reprolab.studies.STUDY.jobs import tune_method
+
+with job_log(snakemake.log[0]):
+    tune_method(
+        dict(snakemake.params.study),
+        snakemake.wildcards.method,
+        list(snakemake.params.seeds),
+        snakemake.output.tuned,
+    )
+'''
+
 _PARAMS = """STUDY:
-  methods: [least_squares, mean]
+  methods: [ridge, mean]
   data:
     samples: 200                 # training samples; as many test samples
     features: 10
     noise: 1.0
+  tune:                          # STUDY_tune: per method a grid, chosen on the tuning seeds
+    grid:
+      ridge: {ridge: [0.01, 0.1, 1.0, 10.0, 100.0]}
+      mean: {}                   # nothing to tune
   claims:
     alpha: 0.05                  # one-sided paired t-test over seeds, fixed in advance
-    method: least_squares
+    method: ridge
     baseline: mean
-    min_effect: 0.0
+    min_effect: 0.1              # MSE units, fixed before the run
   table_digits: 3
   scales:
     ci:
@@ -323,13 +399,22 @@ _SCHEMA = """# params.yaml section `STUDY` (merged with its `scales` override be
 $schema: https://json-schema.org/draft/2020-12/schema
 type: object
 additionalProperties: false
-required: [methods, data, claims, table_digits]
+required: [methods, data, tune, claims, table_digits]
 properties:
   methods:
     type: array
     minItems: 2
     uniqueItems: true
-    items: {enum: [least_squares, mean]}
+    items: {enum: [ridge, mean]}
+  tune:
+    type: object
+    additionalProperties: false
+    required: [grid]
+    properties:
+      grid:
+        description: per method, its values to try (an empty mapping tunes nothing)
+        type: object
+        additionalProperties: {type: object, additionalProperties: {type: array, minItems: 1}}
   data:
     type: object
     additionalProperties: false
@@ -344,8 +429,8 @@ properties:
     required: [alpha, method, baseline, min_effect]
     properties:
       alpha: {type: number, exclusiveMinimum: 0, exclusiveMaximum: 1}
-      method: {enum: [least_squares, mean]}
-      baseline: {enum: [least_squares, mean]}
+      method: {enum: [ridge, mean]}
+      baseline: {enum: [ridge, mean]}
       min_effect: {type: number, minimum: 0}
   table_digits: {type: integer, minimum: 0, maximum: 6}
   scales: {type: object}
@@ -358,7 +443,8 @@ import pytest
 from reprolab.core.io import read_json
 from reprolab.core.schemas import validate_claims
 from reprolab.core.summary import summarize_study
-from reprolab.studies.STUDY.jobs import run_job
+from reprolab.core.tuning import selected
+from reprolab.studies.STUDY.jobs import run_job, tune_method
 from tests.conftest import study_section
 
 
@@ -367,20 +453,30 @@ def params() -> dict:
     return study_section("STUDY", "ci")
 
 
-def test_summary_writes_every_contract_file(params: dict, tmp_path: Path):
+@pytest.fixture
+def tuning(params: dict, tmp_path: Path) -> list[Path]:
+    paths = [tmp_path / "tuning" / f"{m}.json" for m in params["methods"]]
+    for method, path in zip(params["methods"], paths, strict=True):
+        tune_method(params, method, [1000], path)
+    return paths
+
+
+def test_summary_writes_every_contract_file(params: dict, tuning: list[Path], tmp_path: Path):
     seeds = [0, 1, 2]
     for seed in seeds:
-        run_job(params, seed, tmp_path / "runs" / f"seed{seed}")
-    summarize_study("STUDY", params, seeds, tmp_path)
+        run_job(params, seed, selected(tuning), tmp_path / "runs" / f"seed{seed}")
+    summarize_study("STUDY", params, seeds, tmp_path, tuning_files=tuning)
     for name in ("table.csv", "table.md", "table.tex", "claims.json", "metrics.json"):
         assert (tmp_path / name).is_file(), name
     claims = read_json(tmp_path / "claims.json")
     validate_claims(claims, "claims.json")
     assert claims["claims_counted"] == 1
+    assert set(read_json(tmp_path / "metrics.json")["tuning"]) == set(params["methods"])
 
 
-def test_same_seed_gives_the_same_run(params: dict, tmp_path: Path):
-    assert run_job(params, 0, tmp_path / "a") == run_job(params, 0, tmp_path / "b")
+def test_same_seed_gives_the_same_run(params: dict, tuning: list[Path], tmp_path: Path):
+    tuned = selected(tuning)
+    assert run_job(params, 0, tuned, tmp_path / "a") == run_job(params, 0, tuned, tmp_path / "b")
 """
 
 _DOC = """# STUDY

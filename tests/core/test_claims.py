@@ -121,3 +121,21 @@ def test_the_schema_rejects_a_check_without_its_kinds_numbers():
         validate_claims(document, "demo claims.json")
     with pytest.raises(ValueError, match="kind"):
         claims_document("demo", [{"statement": "s", "kind": "benchmark", "holds": True}], "n")
+
+
+def test_welch_compares_unpaired_samples_and_says_so():
+    holds = check([0.30, 0.32, 0.31, 0.33], [0.10, 0.20, 0.12, 0.15], test="welch")
+    assert holds["holds"] and holds["wins"] == "16/16"
+    assert holds["effect_size"]["measure"] == "difference of means (unpaired)"
+    assert (
+        holds["effect_size"]["ci_low"] < holds["mean_difference"] < holds["effect_size"]["ci_high"]
+    )
+    assert "unpaired" in holds["rule"]["text"] and "Welch" in holds["rule"]["text"]
+    # the same values paired by index give another p: the seed order does not matter to Welch
+    shuffled = check([0.33, 0.31, 0.30, 0.32], [0.10, 0.20, 0.12, 0.15], test="welch")
+    assert shuffled["p_value"] == pytest.approx(holds["p_value"])
+    noise = check([0.30, 0.10, 0.31, 0.12], [0.11, 0.29, 0.13, 0.3], test="welch")
+    assert not noise["holds"]
+    small = check([0.30, 0.32, 0.31, 0.33], [0.29, 0.31, 0.30, 0.32], test="welch", min_effect=0.02)
+    assert small["holds_unadjusted"] is False
+    validate_claims(claims_document("s", [holds, noise, small], "notes"), "welch claims")

@@ -242,3 +242,15 @@ def test_load_yaml_rejects_non_mapping(tmp_path: Path):
     path.write_text(yaml.safe_dump([1, 2]))
     with pytest.raises(ParamsError, match="expected a mapping"):
         load_yaml(path)
+
+
+def test_a_tuning_seed_in_seeds_is_rejected_at_the_scale_where_they_meet(config):
+    config["scales"]["ci"]["tuning_seeds"] = [1]
+    with pytest.raises(ParamsError, match=r"'seeds' and 'tuning_seeds' share \[1\] at scale 'ci'"):
+        check_config(config)
+
+
+def test_every_study_fixes_a_minimum_effect(config):
+    del config["ssg"]["claims"]["min_effect"]
+    with pytest.raises(ParamsError, match=r"key 'ssg.claims'.*'min_effect' is a required"):
+        check_config(config)

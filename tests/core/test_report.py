@@ -90,3 +90,30 @@ def test_design_notes_nest_the_page_under_the_report_title(tmp_path: Path):
     doc.write_text("Only prose.\n\n# A late heading\n")
     lines = design_notes(doc).splitlines()
     assert lines[0] == "## Design notes" and "## A late heading" in lines
+
+
+def test_a_study_with_tuning_records_gets_the_tuning_section(tmp_path: Path):
+    from reprolab.core.io import write_json
+    from reprolab.core.tuning import tune, tuning_summary, write_tuning
+
+    record = tune("m", {"lr": [0.01, 0.1, 1.0]}, lambda v, s: -abs(v["lr"] - 0.1), [7], "f", "max")
+    write_tuning(tmp_path / "m.json", record)
+    results = tmp_path / "results"
+    write_json(results / "metrics.json", {"tuning": tuning_summary([tmp_path / "m.json"])})
+    src = template(tmp_path / "t.ipynb")
+    render_report(
+        src, tmp_path / "r.ipynb", tmp_path / "r.html", {"value": 1, "results_dir": "results"},
+        cwd=tmp_path,
+    )  # fmt: skip
+    notebook = nbformat.read(tmp_path / "r.ipynb", as_version=4)
+    assert notebook.cells[-2].source.startswith("## Tuning")
+    assert any(o.get("output_type") == "display_data" for o in notebook.cells[-1].outputs)
+    write_json(results / "metrics.json", {})
+    render_report(
+        src,
+        tmp_path / "s.ipynb",
+        tmp_path / "s.html",
+        {"value": 1, "results_dir": "results"},
+        cwd=tmp_path,
+    )
+    assert "## Tuning" not in (tmp_path / "s.html").read_text()

@@ -1,5 +1,6 @@
-"""The study contract, checked over every known study: results interface, rules, schema,
-notebook, design notes, resources at paper scale, and a summary that never loads torch."""
+"""The study contract, checked over every known study: results interface, rules (a tune rule
+whose records every run job reads), schema, notebook, design notes, resources at paper scale,
+tuning winners off their grids' edges, and a summary that never loads torch."""
 
 from __future__ import annotations
 
@@ -38,6 +39,8 @@ with SnakemakeApi(OutputSettings()) as api:
             "job": bool(rule.output),
             "resources": sorted(k for k in rule.resources if not k.startswith("_")),
             "threads": rule.resources.get("_cores") is not None,
+            "inputs": [str(f) for f in rule.input if isinstance(f, str)],
+            "outputs": [str(f) for f in rule.output],
         }
         for rule in workflow.rules
     }
@@ -64,7 +67,7 @@ def test_results_module_implements_the_interface(study: str):
 @pytest.mark.parametrize("study", known_studies())
 def test_rules_schema_notebook_and_notes_are_there(study: str):
     rules = paper_scale_rules()
-    for name in (study, *(f"{study}_{step}" for step in TAIL)):
+    for name in (study, f"{study}_tune", *(f"{study}_{step}" for step in TAIL)):
         assert name in rules, f"no rule {name}"
     assert (ROOT / f"src/reprolab/schemas/studies/{study}.schema.yaml").is_file()
     notebook = nbformat.read(ROOT / f"workflow/notebooks/{study}.ipynb", as_version=4)
@@ -83,6 +86,38 @@ def test_every_job_rule_has_resources_at_paper_scale(study: str):
     assert own, f"{study} has no job rules"
     for name, rule in own.items():
         assert {"mem_mb", "runtime"} <= set(rule["resources"]), name
+
+
+@pytest.mark.parametrize("study", known_studies())
+def test_tuning_records_live_under_data_and_every_run_job_reads_them(study: str):
+    """`<id>_tune` writes under data/<id>/tuning/; a job that writes results/<id>/runs reads
+    tuning records, so no table job uses a value chosen outside the workflow."""
+    rules = paper_scale_rules()
+    tuning = f"data/{study}/tuning/"
+    assert all(out.startswith(tuning) for out in rules[f"{study}_tune"]["outputs"])
+    runs = f"results/{study}/runs/"
+    run_jobs = [
+        name
+        for name, rule in rules.items()
+        if name.startswith(f"{study}_") and any(o.startswith(runs) for o in rule["outputs"])
+    ]
+    assert run_jobs, f"{study}: no job writes {runs}"
+    for name in run_jobs:
+        assert any(i.startswith(tuning) for i in rules[name]["inputs"]), (
+            f"{name} writes {runs} without reading a tuning record under {tuning}"
+        )
+
+
+@pytest.mark.parametrize("study", known_studies())
+def test_committed_tuning_winners_are_off_their_grids_edges(study: str):
+    """A winner at the end of a numeric axis means the grid was too narrow (core.tuning)."""
+    metrics = ROOT / f"results/{study}/metrics.json"
+    if not metrics.is_file():
+        pytest.skip(f"{study} has no committed results")
+    tuning = json.loads(metrics.read_text()).get("tuning", {})
+    assert tuning, f"{study}: metrics.json has no tuning summary (register_study(tuning=...))"
+    edges = {method: entry["on_edge"] for method, entry in tuning.items() if entry["on_edge"]}
+    assert not edges, f"{study}: tuning winners on a grid edge (widen the grid): {edges}"
 
 
 def test_summaries_and_reports_never_import_torch():

@@ -1,8 +1,13 @@
-# bilevel_ht: decentralised bilevel optimisation under heavy-tailed noise (paper 19). Per dataset,
-# topology and seed one job runs every noise setting and method; the shared tail (tail.smk)
-# writes the table, claims, provenance and report.
+# bilevel_ht: decentralised bilevel optimisation under heavy-tailed noise (paper 19). Per method
+# one tuning job (its step size on the tuning seeds), per dataset, topology and seed one job that
+# runs every noise setting and method at the tuned steps; the shared tail (tail.smk) writes the
+# table, claims, provenance and report.
 BILEVEL_HT = section("bilevel_ht")
 BILEVEL_HT_DATASETS = list(BILEVEL_HT["datasets"])
+BILEVEL_HT_METHODS = list(BILEVEL_HT["methods"])
+BILEVEL_HT_TUNING = expand(
+    "data/bilevel_ht/tuning/{bht_method}.json", bht_method=BILEVEL_HT_METHODS
+)
 BILEVEL_HT_RUNS = expand(
     "results/bilevel_ht/runs/{bht_dataset}/{bht_topology}/seed{seed}/metrics.json",
     bht_dataset=BILEVEL_HT_DATASETS,
@@ -14,7 +19,29 @@ BILEVEL_HT_CURVES = [
 ]
 
 
+rule bilevel_ht_tune:
+    output:
+        tuned="data/bilevel_ht/tuning/{bht_method}.json",
+    log:
+        "logs/bilevel_ht/tune/{bht_method}.log",
+    wildcard_constraints:
+        bht_method="|".join(m.replace(".", r"\.") for m in BILEVEL_HT_METHODS),
+    conda:
+        "../../envs/torch.yaml"
+    threads: 1
+    resources:
+        mem_mb=lambda wc, attempt: 1000 * attempt,
+        runtime=lambda wc, attempt: 30 * attempt,
+    params:
+        study=BILEVEL_HT,
+        seeds=TUNING_SEEDS,
+    script:
+        "../scripts/bilevel_ht_tune.py"
+
+
 rule bilevel_ht_run:
+    input:
+        tuning=BILEVEL_HT_TUNING,
     output:
         metrics="results/bilevel_ht/runs/{bht_dataset}/{bht_topology}/seed{seed}/metrics.json",
         curves="results/bilevel_ht/runs/{bht_dataset}/{bht_topology}/seed{seed}/curves.h5",
@@ -39,9 +66,10 @@ rule bilevel_ht_run:
 register_study(
     "bilevel_ht",
     runs=[*BILEVEL_HT_RUNS, *BILEVEL_HT_CURVES],
+    tuning=BILEVEL_HT_TUNING,
     captions={
         "table": "Decentralised bilevel methods (D-SGD, D-STORM, D-Clip at three thresholds, "
-        "D-NSGDM, D-NSVRB) under Gaussian, Student-t (ν = 1.5) and Pareto (α = 1.5) oracle noise "
+        "D-NSGDM, D-NSVRB; step sizes tuned on the tuning seeds) under Gaussian, Student-t (ν = 1.5) and Pareto (α = 1.5) oracle noise "
         "on a ring and an exponential graph: final upper-level loss, stationarity (mean ± std "
         "over non-diverged seeds) and the fraction of diverged seeds.",
         "curves": "bilevel_ht convergence curves (long format ``x,series,y``, the input of "

@@ -9,6 +9,7 @@ from reprolab.core.params import check_config, merged_top_level, study_params
 check_config(config, known_studies(), source=" + ".join(map(str, workflow.configfiles)))
 TOP = merged_top_level(config)
 SEEDS = TOP["seeds"]
+TUNING_SEEDS = TOP["tuning_seeds"]
 THREADS = TOP["threads"]
 SCALE = config["scale"]
 # Jobs inherit this process's environment (locally, and on SLURM where each job re-reads this
@@ -37,16 +38,20 @@ def register_study(
     report_params=None,
     report_inputs=None,
     provenance_values=None,
+    tuning=(),
 ):
     """Register a study's tail: `runs` are the files its summary reads (results/<id>/runs and
     any other job output); `captions` the Snakemake-report captions of its table, curves and
     report (keys "table", "curves", "report"); `report_params` the notebook parameters beyond
     results_dir, seeds and scale; `report_inputs` files the notebook reads besides the
     summary and runs; `provenance_values` the params recorded in provenance.json (the
-    study's section by default; add a preprocessing family's section when its data is read).
+    study's section by default; add a preprocessing family's section when its data is read);
+    `tuning` the records its `<id>_tune` rule writes (data/<id>/tuning/, reprolab.core.tuning),
+    summarized into metrics.json and drawn in the report.
     """
     STUDY_TAILS[study] = {
         "runs": list(runs),
+        "tuning": list(tuning),
         "captions": dict(captions),
         "report_params": dict(report_params or {}),
         "report_inputs": dict(report_inputs or {}),
@@ -56,9 +61,17 @@ def register_study(
     }
 
 
+def fragility_record(study):
+    """The study's record of a run at a second CPU kernel level (reprolab fragility), read by
+    its summary when there is one: an input only where it exists."""
+    path = f"results/{study}/fragility.json"
+    return [path] if os.path.exists(path) else []
+
+
 def study_target(study):
     """What `snakemake <study>` and so `dvc repro <study>` build: the contract files and every
     file the study's summary reads. Snakemake does not rebuild a missing intermediate file whose
     readers are complete, so without the runs here a run deleted by a killed job would stay
     missing and DVC would record a partial runs folder."""
-    return [*contract_outputs(study), *STUDY_TAILS[study]["runs"]]
+    tail = STUDY_TAILS[study]
+    return [*contract_outputs(study), *tail["runs"], *tail["tuning"]]

@@ -1,8 +1,19 @@
-# ndfa: Nonlinear Direct Feedback Alignment (paper 18). Per task and seed a data split; per
-# task x method x seed one training run; the shared tail (tail.smk) writes the table, claims,
-# provenance and report.
+# ndfa: Nonlinear Direct Feedback Alignment (paper 18). Per task and seed a data split (table
+# seeds and tuning seeds alike); per task x method one tuning job on the tuning seeds (`ndfa_tune`
+# builds them all); per task x method x seed one training run with the tuned values; the shared
+# tail (tail.smk) writes the table, claims, provenance and report.
+from reprolab.core.tuning import grid_points
+from reprolab.studies.ndfa.jobs import check_params as ndfa_check_params
+
 NDFA = section("ndfa")
+ndfa_check_params(NDFA)
 NDFA_TASKS = list(NDFA["tasks"])
+NDFA_TUNING = expand(
+    "data/ndfa/tuning/{task}/{method}.json", task=NDFA_TASKS, method=NDFA["methods"]
+)
+NDFA_TUNE_RUNS = len(TUNING_SEEDS) * len(
+    grid_points(NDFA["tune"]["grid"][NDFA_TASKS[0]][NDFA["methods"][0]])
+)
 NDFA_RUNS = expand(
     "results/ndfa/runs/{task}/{method}/seed{seed}/metrics.json",
     task=NDFA_TASKS,
@@ -32,9 +43,42 @@ rule ndfa_split:
         "../scripts/ndfa_split.py"
 
 
+rule ndfa_tune:
+    input:
+        tuning=NDFA_TUNING,
+    localrule: True
+
+
+rule ndfa_tune_method:
+    input:
+        splits=expand("data/ndfa/{{task}}/split_seed{seed}.h5", seed=TUNING_SEEDS),
+    output:
+        tuning="data/ndfa/tuning/{task}/{method}.json",
+    log:
+        "logs/ndfa/tune/{task}_{method}.log",
+    wildcard_constraints:
+        task="|".join(NDFA_TASKS),
+        method="|".join(NDFA["methods"]),
+    conda:
+        "../../envs/torch.yaml"
+    threads: THREADS
+    resources:
+        mem_mb=lambda wc, attempt: 4000 * attempt,
+        runtime=lambda wc, attempt: 60 * NDFA_TUNE_RUNS * attempt,
+    params:
+        task=lambda wc: NDFA["tasks"][wc.task],
+        train=NDFA["train"],
+        surrogate=NDFA["surrogate"],
+        tune=NDFA["tune"],
+        seeds=TUNING_SEEDS,
+    script:
+        "../scripts/ndfa_tune.py"
+
+
 rule ndfa_train:
     input:
         split="data/ndfa/{task}/split_seed{seed}.h5",
+        tuning="data/ndfa/tuning/{task}/{method}.json",
     output:
         metrics="results/ndfa/runs/{task}/{method}/seed{seed}/metrics.json",
         curves="results/ndfa/runs/{task}/{method}/seed{seed}/curves.h5",
@@ -61,6 +105,7 @@ rule ndfa_train:
 register_study(
     "ndfa",
     runs=NDFA_RUNS + NDFA_CURVES,
+    tuning=NDFA_TUNING,
     captions={
         "table": "NDFA against BP, DFA and learned linear feedback: test accuracy, gap to BP and "
         "feedback alignment, mean ± std over seeds.",

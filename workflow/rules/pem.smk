@@ -1,9 +1,14 @@
-# pem: Predictive Entropy Maximization for blind source separation (paper 9). One job per
-# (noise level, seed) runs every method on every source setting; the shared tail (tail.smk)
-# writes the table, claims, provenance and report.
+# pem: Predictive Entropy Maximization for blind source separation (paper 9). Per method one
+# tuning job (its grid on the tuning seeds; `snakemake pem_tune` runs them all), per (noise
+# level, seed) one job that runs every method on every source setting with the selected
+# values; the shared tail (tail.smk) writes the table, claims, provenance and report.
+from reprolab.studies.pem.jobs import TUNE_DEPENDS as PEM_TUNE_DEPENDS
+from reprolab.studies.pem.jobs import check_params as pem_check_params
 from reprolab.studies.pem.results import snr_key as pem_snr_key
 
 PEM = section("pem")
+pem_check_params(PEM)
+PEM_TUNING = expand("data/pem/tuning/{method}.json", method=PEM["methods"])
 PEM_NOISE = {pem_snr_key(db): float(db) for db in PEM["noise_db"]}
 PEM_RUNS = expand(
     "results/pem/runs/{noise}/seed{seed}/metrics.json", noise=PEM_NOISE, seed=SEEDS
@@ -11,9 +16,50 @@ PEM_RUNS = expand(
 # Minutes per job: seconds at smoke scale; at paper scale (500k samples, CorInfoMax with 500
 # inner iterations) a job runs for hours on one core.
 PEM_RUNTIME = 1440 if SCALE == "paper" else 30
+# A tuning job trains one method 9 times per tuning seed on every source setting: about three
+# times the method-runs of a run job (every method once per source setting).
+PEM_TUNE_RUNTIME = 3 * PEM_RUNTIME
+
+
+def pem_tune_upstream(wildcards):
+    """The tuning records a method's tuning applies first (PEM-batch uses PEM's beta)."""
+    return [
+        f"data/pem/tuning/{method}.json"
+        for method in PEM_TUNE_DEPENDS.get(wildcards.method, ())
+    ]
+
+
+rule pem_tune:
+    input:
+        tuning=PEM_TUNING,
+    localrule: True
+
+
+rule pem_tune_method:
+    input:
+        upstream=pem_tune_upstream,
+    output:
+        tuned="data/pem/tuning/{method}.json",
+    log:
+        "logs/pem/tune/{method}.log",
+    wildcard_constraints:
+        method="|".join(PEM["methods"]),
+    conda:
+        "../../envs/torch.yaml"
+    threads: 1
+    resources:
+        mem_mb=lambda wc, attempt: (8000 if SCALE == "paper" else 2000) * attempt,
+        runtime=lambda wc, attempt: PEM_TUNE_RUNTIME * attempt,
+    params:
+        study=PEM,
+        seeds=TUNING_SEEDS,
+    script:
+        "../scripts/pem_tune.py"
 
 
 rule pem_run:
+    input:
+        tuning=PEM_TUNING,
     output:
         metrics="results/pem/runs/{noise}/seed{seed}/metrics.json",
     log:
@@ -37,6 +83,7 @@ rule pem_run:
 register_study(
     "pem",
     runs=PEM_RUNS,
+    tuning=PEM_TUNING,
     captions={
         "table": "PEM (online, local rules) against PEM-batch, batch det-max, CorInfoMax, NSM "
         "and FastICA: SINR (dB) per source setting and sensor SNR, mean ± std over seeds.",

@@ -1,12 +1,17 @@
-# ssg: Sparse Support Grounding MIL (paper 7). Per dataset and seed one job trains every method
-# (SynthMIL regimes and EndoSeq are generated in the job; the wsi dataset reads the tile
-# features of data/wsi/<cohort>/features); the shared tail (tail.smk) writes the table, claims,
-# provenance and report.
+# ssg: Sparse Support Grounding MIL (paper 7). Per method one tuning job (its grid trained on the
+# tuning seeds' training bags of `tune.dataset`, scored on a validation split; a core.tuning
+# record; `ssg_tune` builds them all); per dataset and seed one job trains every method with its
+# selected values (SynthMIL regimes and EndoSeq are generated in the job; the wsi dataset reads
+# the tile features of data/wsi/<cohort>/features); the shared tail (tail.smk) writes the table,
+# claims, tuning summary, provenance and report.
+from reprolab.core.tuning import grid_points
 from reprolab.studies.ssg.results import datasets as ssg_datasets
 from reprolab.studies.ssg.results import run_plan as ssg_run_plan
+from reprolab.studies.ssg.tune import check_params as ssg_check_params
 from reprolab.studies.ssg import workflow_io as ssg_io
 
 SSG = section("ssg")
+ssg_check_params(SSG)
 SSG_DATASETS = ssg_datasets(SSG)
 SSG_PLAN = ssg_run_plan(SSG)
 SSG_RUNS_ROOT = "results/ssg/runs"
@@ -21,6 +26,11 @@ SSG_SWEEP = [name for name in SSG_DATASETS if name not in SSG_TABLE]
 SSG_SWEEP_METHODS = [
     method for name, method in SSG_PLAN if SSG_SWEEP and name == SSG_SWEEP[0]
 ]
+SSG_TUNING = expand("data/ssg/tuning/{method}.json", method=SSG["methods"])
+SSG_TUNE_SPEC = SSG["datasets"][SSG["tune"]["dataset"]]
+SSG_TUNE_RUNS = len(TUNING_SEEDS) * len(
+    grid_points(SSG["tune"]["grid"][SSG["methods"][0]])
+)
 SSG_REPORT_WSI = ssg_io.report_wsi(SSG["datasets"], *SSG_WSI_ROOTS)
 SSG_CURVES = [
     f"{SSG_RUNS_ROOT}/{dataset}/{method}/seed{seed}/curves.h5"
@@ -30,9 +40,42 @@ SSG_CURVES = [
 ]
 
 
+rule ssg_tune:
+    input:
+        tuning=SSG_TUNING,
+    localrule: True
+
+
+rule ssg_tune_method:
+    input:
+        **ssg_io.wsi_inputs(SSG_TUNE_SPEC, *SSG_WSI_ROOTS),
+    output:
+        tuning="data/ssg/tuning/{method}.json",
+    log:
+        "logs/ssg/tune/{method}.log",
+    wildcard_constraints:
+        method="|".join(SSG["methods"]),
+    conda:
+        "../../envs/torch.yaml"
+    threads: THREADS
+    resources:
+        mem_mb=lambda wc, attempt: 4000 * attempt,
+        runtime=lambda wc, attempt: 15 * SSG_TUNE_RUNS * attempt,
+    params:
+        spec=SSG_TUNE_SPEC,
+        wsi=ssg_io.wsi_paths(SSG_TUNE_SPEC, *SSG_WSI_ROOTS),
+        model=SSG["model"],
+        train=SSG["train"],
+        tune=SSG["tune"],
+        seeds=TUNING_SEEDS,
+    script:
+        "../scripts/ssg_tune.py"
+
+
 rule ssg_train:
     input:
         unpack(lambda wc: ssg_io.wsi_inputs(SSG_DATASETS[wc.dataset], *SSG_WSI_ROOTS)),
+        tuning=SSG_TUNING,
     output:
         **ssg_io.run_files(SSG_RUNS_ROOT, SSG["methods"]),
     log:
@@ -57,6 +100,8 @@ rule ssg_train:
 
 
 rule ssg_train_sweep:
+    input:
+        tuning=expand("data/ssg/tuning/{method}.json", method=SSG_SWEEP_METHODS),
     output:
         **ssg_io.run_files(SSG_RUNS_ROOT, SSG_SWEEP_METHODS),
     log:
@@ -83,6 +128,7 @@ rule ssg_train_sweep:
 register_study(
     "ssg",
     runs=SSG_RUNS + SSG_CURVES,
+    tuning=SSG_TUNING,
     captions={
         "table": "SSG-UOT against MIL baselines (mean/max pooling, gated ABMIL, CLAM-SB-like, "
         "TransMIL-like, NN-grounding, balanced OT) on SynthMIL regimes, EndoSeq and synthetic "
@@ -92,8 +138,8 @@ register_study(
         "test bag AUC after every epoch, one series per ``<dataset>/<method>`` of the table's "
         "datasets, mean over seeds; the last point of a series is its bag AUC in the table.",
         "report": "The papermill report of the ssg study: the table and claim checks, learning "
-        "curves, the witness-rate × heterogeneity sweep and, for the synthetic slides, the "
-        "tiling QC and the attention against the ground truth.",
+        "curves, the witness-rate × heterogeneity sweep, the tuning curves and, for the synthetic "
+        "slides, the tiling QC and the attention against the ground truth.",
     },
     report_params={
         "datasets": SSG_TABLE,

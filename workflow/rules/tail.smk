@@ -10,6 +10,8 @@ for _study, _tail in STUDY_TAILS.items():
             f"{_study}_summarize"
         input:
             runs=_tail["runs"],
+            tuning=_tail["tuning"],
+            fragility=fragility_record(_study),
         output:
             table=report(
                 f"results/{_study}/table.csv",

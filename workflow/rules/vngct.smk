@@ -1,10 +1,14 @@
 # vngct: visual-necessity-gated continual instruction tuning (paper 1). A tiny LLaVA is built
 # and aligned on the stream's captions (a cached artifact; at paper scale a local checkpoint
-# instead); then one job per (method, seed) tunes it through the stream; the random
-# gate reads VNG-CT's routing rates of the same seed. The shared tail (tail.smk) writes the
-# table, claims, provenance and report.
+# instead); one tuning job per method picks its hyperparameters on the tuning seeds
+# (`vngct_tune` builds them all); then one job per (method, seed) tunes the model through the
+# stream with them; the random gate reads VNG-CT's routing rates of the same seed (and, when
+# tuning, of VNG-CT's tuning record). The shared tail (tail.smk) writes the table, claims,
+# provenance and report.
+from reprolab.core.tuning import grid_points
 from reprolab.studies.vngct.jobs import check_params as vngct_check_params
 from reprolab.studies.vngct.jobs import matched_run as vngct_matched_run
+from reprolab.studies.vngct.jobs import matched_tuning as vngct_matched_tuning
 
 VNGCT = section("vngct")
 VNGCT_INSTR = section("instr")
@@ -20,6 +24,11 @@ VNGCT_INPUTS = {
 # Paper scale tunes a local checkpoint folder, read as it is like a real stream (no alignment
 # job, not a declared input); smoke and ci align one tiny LLaVA, the checkpoint of every seed.
 VNGCT_ALIGNED = "data/vngct/aligned"
+VNGCT_MODEL = {} if VNGCT["checkpoint"] else {"model": VNGCT_ALIGNED}
+VNGCT_TUNING = [f"data/vngct/tuning/{method}.json" for method in VNGCT["methods"]]
+VNGCT_TUNE_RUNS = len(TUNING_SEEDS) * len(
+    grid_points(VNGCT["tune"]["grid"][VNGCT["methods"][0]])
+)
 VNGCT_RUNS = [
     f"results/vngct/runs/{method}/seed{seed}/metrics.json"
     for method in VNGCT["methods"]
@@ -47,13 +56,45 @@ rule vngct_align:
         "../scripts/vngct_align.py"
 
 
+rule vngct_tune:
+    input:
+        tuning=VNGCT_TUNING,
+    localrule: True
+
+
+rule vngct_tune_method:
+    input:
+        unpack(lambda wc: vngct_matched_tuning(wc.method)),
+        **VNGCT_INPUTS,
+        **VNGCT_MODEL,
+    output:
+        tuning="data/vngct/tuning/{method}.json",
+    log:
+        "logs/vngct/tune/{method}.log",
+    wildcard_constraints:
+        method="|".join(VNGCT["methods"]),
+    conda:
+        "../../envs/torch.yaml"
+    threads: THREADS
+    resources:
+        mem_mb=lambda wc, attempt: 4000 * attempt,
+        runtime=lambda wc, attempt: 30 * VNGCT_TUNE_RUNS * attempt,
+    params:
+        study=VNGCT,
+        stream=f"{VNGCT_SOURCE}/stream.yaml",
+        tuning_seeds=TUNING_SEEDS,
+    script:
+        "../scripts/vngct_tune.py"
+
+
 rule vngct_run:
     input:
         unpack(
             lambda wc: vngct_matched_run(wc.method, int(wc.seed), "results/vngct/runs")
         ),
         **VNGCT_INPUTS,
-        **({} if VNGCT["checkpoint"] else {"model": VNGCT_ALIGNED}),
+        **VNGCT_MODEL,
+        tuning="data/vngct/tuning/{method}.json",
     output:
         metrics="results/vngct/runs/{method}/seed{seed}/metrics.json",
     log:
@@ -77,6 +118,7 @@ rule vngct_run:
 register_study(
     "vngct",
     runs=VNGCT_RUNS,
+    tuning=VNGCT_TUNING,
     captions={
         "table": "vngct: final and average accuracy (ranked among each task's answers), backward "
         "transfer, visual and text forgetting, the projector's and the language side's share of "
@@ -89,7 +131,7 @@ register_study(
         "average accuracy, its last point the final accuracy.",
         "report": "The papermill report of the vngct study: the stream, the accuracy matrices, "
         "forgetting, the gate's routing per task and the projector swap analysis, the table and "
-        "the claim checks.",
+        "the claim checks and the tuning curves.",
     },
     report_params={
         "methods": VNGCT["methods"],

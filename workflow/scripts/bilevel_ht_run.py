@@ -1,4 +1,5 @@
-"""Rule glue: run every noise setting and method of one (dataset, topology, seed) job."""
+"""Rule glue: run every noise setting and method of one (dataset, topology, seed) job at the
+step sizes of the methods' tuning records."""
 
 from pathlib import Path
 
@@ -9,6 +10,7 @@ with job_log(snakemake.log[0]):
     w = snakemake.wildcards
     run_job(
         dict(snakemake.params.study),
+        list(snakemake.input.tuning),
         w.bht_dataset,
         w.bht_topology,
         int(w.seed),

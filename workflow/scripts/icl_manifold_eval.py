@@ -3,6 +3,7 @@
 from pathlib import Path
 
 from reprolab.core.progress import job_log
+from reprolab.core.tuning import selected
 from reprolab.studies.icl_manifold.jobs import evaluate_seed, read_tuning
 
 with job_log(snakemake.log[0]):
@@ -10,6 +11,7 @@ with job_log(snakemake.log[0]):
         dict(snakemake.params.study),
         int(snakemake.wildcards.seed),
         read_tuning(snakemake.input.tuning),
+        selected(snakemake.input.networks),
         snakemake.threads,
         Path(snakemake.output.errors).parent,
     )

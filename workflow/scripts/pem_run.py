@@ -1,4 +1,5 @@
-"""Rule glue: every pem method on every source setting at one noise level, for one seed."""
+"""Rule glue: every pem method on every source setting at one noise level, for one seed, with
+the values the pem_tune jobs selected."""
 
 from pathlib import Path
 
@@ -12,4 +13,5 @@ with job_log(snakemake.log[0]):
         dict(snakemake.params.study),
         snakemake.threads,
         Path(snakemake.output.metrics).parent,
+        list(snakemake.input.tuning),
     )

@@ -1,9 +1,10 @@
 """Rule glue: one vngct method tunes a model (the seed's aligned one, or the checkpoint) through
-the stream."""
+the stream, with the values its tuning record selected."""
 
 from pathlib import Path
 
 from reprolab.core.progress import job_log
+from reprolab.core.tuning import read_tuning
 from reprolab.studies.vngct.jobs import run_method
 
 with job_log(snakemake.log[0]):
@@ -16,4 +17,5 @@ with job_log(snakemake.log[0]):
         snakemake.threads,
         Path(snakemake.output.metrics).parent,
         snakemake.input.get("matched"),
+        tuning=read_tuning(snakemake.input.tuning),
     )

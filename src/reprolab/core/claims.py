@@ -3,9 +3,11 @@
 A check has one of five kinds, and states its rule as data (`rule`) beside a sentence that
 says the same (`rule["text"]`):
 
-- `paired`: the method against a baseline seed by seed (same seed = same data and initial
-  draw), a one-sided paired t-test or sign test. The rule names the direction, the margin the
-  method may trail by, the minimum effect and alpha. Within a study the p-values of all paired
+- `paired`: the method against a baseline over seeds, a one-sided test: seed by seed (same
+  seed = same data and initial draw) a paired t-test or sign test, or, where the two samples
+  come from different datasets that a seed index does not pair, Welch's unpaired t-test
+  (test `welch`). The rule names the direction, the margin the method may trail by, the
+  minimum effect and alpha. Within a study the p-values of all paired
   checks get Holm's family-wise correction (`claims_document` applies it): `holds` uses the
   adjusted p-value, the raw one stays beside it.
 - `count`: counts of events (diverged runs, wins) against at-most / at-least limits.
@@ -13,6 +15,9 @@ says the same (`rule["text"]`):
 - `bound`: measured values on the right side of a bound (at most / at least).
 - `sanity`: true by construction (an analytic inequality, an oracle's exactness). Shown, so a
   broken pipeline is seen, but never counted in `claims_holding`.
+
+A check whose outcome flips under a second CPU kernel level is marked `fragile` and never
+counts as holding (reprolab.core.fragility); `claims_document` applies the marking last.
 """
 
 from __future__ import annotations
@@ -23,8 +28,10 @@ from typing import Any, Literal
 import numpy as np
 from scipy import stats
 
+from reprolab.core.fragility import mark_fragile
+
 Direction = Literal["greater", "less"]
-Test = Literal["paired_t", "sign"]
+Test = Literal["paired_t", "sign", "welch"]
 Comparison = Literal["at_most", "at_least"]
 
 KINDS = ("paired", "count", "tolerance", "bound", "sanity")
@@ -93,6 +100,8 @@ def paired_check(
             "holds": False,
         }
     sign = 1.0 if direction == "greater" else -1.0
+    if test == "welch":
+        return {**check, **_welch(a, b, sign, margin, min_effect, alpha)}
     shifted = sign * diff + margin
     p_value, statistic = _p_value(shifted, test)
     effect = effect_size(diff)
@@ -111,6 +120,51 @@ def paired_check(
     }
 
 
+def _welch(
+    a: np.ndarray, b: np.ndarray, sign: float, margin: float, min_effect: float, alpha: float
+) -> dict[str, Any]:
+    """The outcome of an unpaired comparison: Welch's one-sided t-test on the difference of
+    means (shifted by the margin), its Welch–Satterthwaite interval, and wins counted over every
+    (method, baseline) pair of values, since no seed pairs them."""
+    n, m = a.size, b.size
+    mean = float(a.mean() - b.mean())
+    var_a, var_b = (float(x.var(ddof=1)) if x.size > 1 else 0.0 for x in (a, b))
+    se = float(np.sqrt(var_a / n + var_b / m))
+    shifted_mean = sign * mean + margin
+    if n < 2 or m < 2 or se == 0:
+        p_value, statistic, low, high = (0.0 if shifted_mean > 0 else 1.0), None, mean, mean
+    else:
+        result = stats.ttest_ind(
+            sign * a + margin, sign * b, equal_var=False, alternative="greater"
+        )
+        p_value, statistic = float(result.pvalue), float(result.statistic)
+        df = (var_a / n + var_b / m) ** 2 / (
+            (var_a / n) ** 2 / (n - 1) + (var_b / m) ** 2 / (m - 1)
+        )
+        half = float(stats.t.ppf(0.5 + CONFIDENCE / 2, df) * se)
+        low, high = mean - half, mean + half
+    wins = int(np.sum(sign * (a[:, None] - b[None, :]) + margin > 0))
+    holds = bool(shifted_mean > min_effect and p_value < alpha)
+    return {
+        "mean_difference": mean,
+        "std_difference": float(np.sqrt(var_a + var_b)),
+        "wins": f"{wins}/{n * m}",
+        "statistic": statistic,
+        "p_value": p_value,
+        "p_adjusted": p_value,
+        "effect_size": {
+            "measure": "difference of means (unpaired)",
+            "value": mean,
+            "ci_low": low,
+            "ci_high": high,
+            "confidence": CONFIDENCE,
+            "cohens_dz": None,
+        },
+        "holds_unadjusted": holds,
+        "holds": holds,
+    }
+
+
 def _paired_rule_text(rule: Mapping[str, Any], method: str, baseline: str) -> str:
     """The paired rule in one sentence, e.g. "mean of pem − (nsm − 3) > 0 over seeds:
     one-sided paired t-test, Holm-adjusted p < 0.05"."""
@@ -118,6 +172,13 @@ def _paired_rule_text(rule: Mapping[str, Any], method: str, baseline: str) -> st
     shift = f" {'−' if greater else '+'} {rule['margin']:g}" if rule["margin"] else ""
     reference = f"({baseline}{shift})" if shift else baseline
     difference = f"{method} − {reference}" if greater else f"{reference} − {method}"
+    if rule["test"] == "welch":
+        first, second = (method, reference) if greater else (reference, method)
+        return (
+            f"mean of {first} − mean of {second} > {rule['min_effect']:g} (unpaired: the seeds "
+            f"index different datasets): one-sided Welch t-test, Holm-adjusted "
+            f"p < {rule['alpha']:g}"
+        )
     test = "paired t-test" if rule["test"] == "paired_t" else "sign test"
     return (
         f"mean of {difference} > {rule['min_effect']:g} over seeds: one-sided {test}, "
@@ -295,21 +356,30 @@ def counted(checks: Sequence[dict[str, Any]]) -> tuple[int, int]:
     return sum(bool(c["holds"]) for c in scored), len(scored)
 
 
-def claims_document(study: str, checks: list[dict[str, Any]], notes: str) -> dict[str, Any]:
-    """The claims.json document: the checks with Holm's correction applied, and the score."""
+def claims_document(
+    study: str,
+    checks: list[dict[str, Any]],
+    notes: str,
+    fragility: Mapping[str, Any] | None = None,
+    digest: str = "",
+) -> dict[str, Any]:
+    """The claims.json document: the checks with Holm's correction applied, then marked from the
+    study's fragility record (None: no second-level run; `digest` identifies this run's params
+    and seeds, see core.fragility), and the score."""
     for check in checks:
         if check.get("kind") not in KINDS:
             raise ValueError(
                 f"{study}: claim '{check.get('statement')}' has kind {check.get('kind')!r}, "
                 f"expected one of {KINDS}"
             )
-    adjusted = holm_adjust(checks)
-    holding, total = counted(adjusted)
+    marked, status = mark_fragile(holm_adjust(checks), fragility, digest)
+    holding, total = counted(marked)
     return {
         "study": study,
         "notes": notes,
         "correction": "holm",
+        "fragility": status,
         "claims_holding": holding,
         "claims_counted": total,
-        "claims": adjusted,
+        "claims": marked,
     }

@@ -105,10 +105,11 @@ def _paired_evidence(check: Mapping[str, Any]) -> list[str]:
             lines.append(f"Cohen's d<sub>z</sub> {_num(effect['cohens_dz'], True)}")
     margin = f" (counted with the margin {_num(rule['margin'])})" if rule.get("margin") else ""
     lines.append(f"wins {_e(check['wins'])}{margin}")
-    if check["test"] == "paired_t":
+    if check["test"] in ("paired_t", "welch"):
         statistic = check.get("statistic")
         t = "" if statistic is None else f", t = {_num(statistic)}"
-        lines.append(f"paired t-test{t}")
+        name = "paired t-test" if check["test"] == "paired_t" else "Welch t-test (unpaired)"
+        lines.append(f"{name}{t}")
     else:
         lines.append("sign test")  # its statistic is the number of wins
     lines.append(f"p = {_p(check['p_value'])} (raw), {_p(check['p_adjusted'])} (Holm)")
@@ -177,6 +178,10 @@ def evidence(check: Mapping[str, Any]) -> str:
 def _claim_row(number: int, check: Mapping[str, Any]) -> str:
     sanity = check["kind"] == "sanity"
     verdict = "holds" if check["holds"] else "fails"
+    shown = verdict
+    if check.get("fragile"):
+        pinned = "holds" if check["holds_pinned"] else "fails"
+        shown = f"fragile ({pinned} at the pinned kernel level, not counted)"
     kind = "sanity (not counted)" if sanity else check["kind"]
     metric = f"<br><span class='muted'>{_e(check['metric'])}</span>" if check["metric"] else ""
     cells = [
@@ -185,7 +190,7 @@ def _claim_row(number: int, check: Mapping[str, Any]) -> str:
         f"<td>{_e(kind)}</td>",
         f"<td class='rule'>{_e(check['rule']['text'])}</td>",
         f"<td>{evidence(check)}</td>",
-        f"<td class='{verdict}'>{verdict}</td>",
+        f"<td class='{verdict}'>{_e(shown)}</td>",
     ]
     row_class = " class='sanity'" if sanity else ""
     return f"<tr{row_class}>{''.join(cells)}</tr>"
@@ -253,6 +258,11 @@ def _score(claims: Mapping[str, Any]) -> str:
     if total:
         fails = f", <span class='fails'>{failing} fails</span>" if failing else ""
         score += f" <span class='muted'>+{total} sanity{fails}</span>"
+    fragility = claims["fragility"]
+    if fragility["status"] == "checked" and fragility["fragile"]:
+        score += f" <span class='fails'>{fragility['fragile']} fragile</span>"
+    elif fragility["status"] != "checked":
+        score += f" <span class='muted'>(fragility {_e(fragility['status'])})</span>"
     return score
 
 
@@ -302,7 +312,8 @@ def scoreboard(papers: Papers, claims: Mapping[str, Mapping[str, Any]]) -> str:
         "excluded; a figure to plan by, not a result."
         + (f" Shared stages (minutes): {shared}." if shared else "")
         + " Claims holding: the counted claim checks that hold; sanity checks are true by "
-        "construction and shown apart.</p>"
+        "construction and shown apart; a fragile check (its outcome flips at a second CPU "
+        "kernel level) never counts as holding.</p>"
     )
     return (
         "<div class='scroll'><table class='scoreboard'>"
@@ -322,7 +333,8 @@ def study_section(paper: Paper, claims: Mapping[str, Any], scale: str) -> str:
         f"<section id='{_e(study)}'><h2>{paper.number} · <code>{_e(study)}</code>: "
         f"{_e(paper.title)}</h2>"
         f"<p><b>{claims['claims_holding']} of {claims['claims_counted']}</b> counted claim checks "
-        f"hold at {_e(scale)} scale{sanity}. Files: {_links(study, provenance=True)}.</p>"
+        f"hold at {_e(scale)} scale{sanity}. Fragility: {_e(claims['fragility']['text'])}. "
+        f"Files: {_links(study, provenance=True)}.</p>"
         f"<h3>Table</h3>{data_table(results_dir(study) / 'table.csv')}"
         f"<h3>Claim checks</h3><p class='muted'>{_e(claims['notes'])}</p>"
         f"{claims_table(claims['claims'])}</section>"

@@ -72,7 +72,7 @@ def study_params(config: Mapping[str, Any], section: str) -> dict[str, Any]:
     return deep_merge(values, overrides.get(scale, {}))
 
 
-GLOBAL_KEYS = ("scale", "seeds", "threads", "cpu_kernels", "studies")
+GLOBAL_KEYS = ("scale", "seeds", "tuning_seeds", "threads", "cpu_kernels", "studies")
 """Top-level keys that are not study sections; the top-level `scales:` map overrides them."""
 
 
@@ -167,11 +167,12 @@ def check_config(
     Checks, in order: every id in `studies` is a known study (`known_studies`, by default the
     study packages) with a schema file; the configuration as written satisfies the packaged
     schema, where the sections of the listed studies are required (a study not listed needs
-    none); and every scale's values, the `scales:` overrides deep-merged into the base of the
+    none); every scale's values, the `scales:` overrides deep-merged into the base of the
     global keys, of each listed study and of each preprocessing family, satisfy it again (so an
     override with an unknown key or an out-of-range value is named with its scale and the
-    override that set it). Cross-field checks the schema cannot express stay in each study's
-    `jobs.check_params`, which its rule file calls.
+    override that set it); and at every scale no seed is also a tuning seed. Cross-field
+    checks the schema cannot express stay in each study's `jobs.check_params`, which its rule
+    file calls.
     """
     known = sorted(layout.known_studies() if known_studies is None else known_studies)
     studies = config.get("studies")
@@ -202,6 +203,12 @@ def check_config(
             f"{source}: invalid parameters at scale '{scale}' (its `scales:` overrides merged)",
             origin=functools.partial(_override_origin, config, scale),
         )
+        shared = sorted(set(merged["seeds"]) & set(merged["tuning_seeds"]))
+        if shared:
+            raise ParamsError(
+                f"{source}: keys 'seeds' and 'tuning_seeds' share {shared} at scale '{scale}': "
+                "tuning seeds must never appear in a table"
+            )
 
 
 def check_section(values: Mapping[str, Any], section: str) -> None:

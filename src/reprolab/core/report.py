@@ -1,8 +1,11 @@
 """Render a study's report: execute its papermill template, then convert it to HTML.
 
 The study's design notes (docs/studies/<id>.md) go into the executed notebook as a Markdown
-cell after its title cell, so the notebook and the HTML both carry them. The HTML shows cell
-outputs and Markdown only: code cells stay in the notebook (report.ipynb), not in the page.
+cell after its title cell, so the notebook and the HTML both carry them. When the study's
+metrics.json summarizes tuning records (reprolab.core.tuning), a "Tuning" section is appended
+to the template before it runs: every study's report draws its tuning curves the same way.
+The HTML shows cell outputs and Markdown only: code cells stay in the notebook (report.ipynb),
+not in the page.
 
 Papermill stamps start/end times and durations into the notebook and gives the cell it injects a
 random id; after execution the timings are removed and cells are numbered, so that the same
@@ -16,7 +19,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from reprolab.core.io import write_text
+from reprolab.core.io import read_json, write_text
 
 _TIMING_KEYS = ("start_time", "end_time", "duration", "exception")
 _HEADING = re.compile(r"^(#{1,6})(\s.*)?$")
@@ -81,6 +84,39 @@ def insert_design_notes(notebook: Any, doc: str | Path) -> None:
     cells.insert(1 if titled else 0, cell)
 
 
+TUNING_SECTION = (
+    "## Tuning\n\n"
+    "Every tuned value was chosen by the study's `<id>_tune` rule on the tuning seeds, which no "
+    "table shows: per method the mean score of each grid point, the selected one circled. A "
+    "winner on the edge of a numeric axis is named in its panel's title (the grid should widen)."
+)
+TUNING_CODE = (
+    "import json as _json\n"
+    "from pathlib import Path as _Path\n\n"
+    "import matplotlib.pyplot as _plt\n\n"
+    "from reprolab.core.tuning import plot_tuning\n\n"
+    "plot_tuning(_json.loads((_Path(results_dir) / 'metrics.json').read_text())['tuning'])\n"
+    "_plt.show()"
+)
+
+
+def add_tuning_section(notebook: Any) -> None:
+    """Append the tuning section (a Markdown cell and the cell that draws the curves from
+    metrics.json's `tuning` entry) to a report template."""
+    import nbformat
+
+    notebook.cells += [
+        nbformat.v4.new_markdown_cell(TUNING_SECTION),
+        nbformat.v4.new_code_cell(TUNING_CODE),
+    ]
+
+
+def _has_tuning(parameters: dict[str, Any], cwd: str | Path) -> bool:
+    """Whether the study's metrics.json (under `results_dir`) carries a tuning summary."""
+    metrics = Path(cwd) / str(parameters.get("results_dir", "")) / "metrics.json"
+    return metrics.is_file() and "tuning" in read_json(metrics)
+
+
 def _title(cell: Any) -> str | None:
     """The text of a Markdown cell's opening level-1 heading, if it has one."""
     first = cell.source.lstrip("\n").split("\n", 1)[0]
@@ -97,14 +133,18 @@ def render_report(
 ) -> None:
     """Execute `template` with `parameters` into `notebook_out` and write its HTML to `html_out`.
 
-    `doc`, the study's design notes (docs/studies/<id>.md), is inserted after the title in both.
-    The HTML hides the code cells' input; the notebook keeps it."""
+    `doc`, the study's design notes (docs/studies/<id>.md), is inserted after the title in both;
+    the tuning section is appended when the study has tuning records. The HTML hides the code
+    cells' input; the notebook keeps it."""
     import nbformat
     import papermill
     from nbconvert import HTMLExporter
 
+    notebook = nbformat.read(str(template), as_version=4)
+    if _has_tuning(parameters, cwd):
+        add_tuning_section(notebook)
     executed = papermill.execute_notebook(
-        str(template),
+        notebook,
         None,
         parameters=parameters,
         cwd=str(cwd),

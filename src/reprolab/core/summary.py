@@ -18,10 +18,12 @@ from typing import Any, Protocol, runtime_checkable
 import pandas as pd
 
 from reprolab.core.claims import claims_document
-from reprolab.core.io import write_csv, write_json
+from reprolab.core.fragility import FRAGILITY, study_digest
+from reprolab.core.io import read_json, write_csv, write_json
 from reprolab.core.layout import CURVES, results_dir
 from reprolab.core.schemas import validate_claims
 from reprolab.core.tables import Record, summarize, write_table
+from reprolab.core.tuning import tuning_summary
 
 Params = dict[str, Any]
 
@@ -80,10 +82,13 @@ def summarize_study(
     params: Params,
     seeds: Sequence[int],
     out_dir: str | Path | None = None,
+    tuning_files: Sequence[str | Path] = (),
 ) -> None:
     """Write table.{csv,md,tex}, claims.json (validated against the claims schema),
-    metrics.json (with `claims_holding`, sanity checks aside) and curves.csv of `study`,
-    reading its runs from `<out_dir>/runs` (out_dir defaults to results/<id>)."""
+    metrics.json (with `claims_holding`, sanity checks aside, and the summary of the study's
+    tuning records `tuning_files`, core.tuning) and curves.csv of `study`, reading its runs
+    from `<out_dir>/runs` (out_dir defaults to results/<id>) and marking fragile checks from
+    `<out_dir>/fragility.json` when there is one (core.fragility)."""
     results = results_module(study)
     out = Path(out_dir) if out_dir is not None else results_dir(study)
     seeds = list(seeds)
@@ -91,10 +96,19 @@ def summarize_study(
     table = results.table(params, runs, seeds)
     summary = summarize(table.records, table.methods, table.columns)
     write_table(summary, out / "table", digits=int(params["table_digits"]), caption=table.caption)
-    claims = claims_document(study, results.claim_checks(params, runs, seeds), results.NOTES)
+    fragility_file = out / FRAGILITY
+    claims = claims_document(
+        study,
+        results.claim_checks(params, runs, seeds),
+        results.NOTES,
+        fragility=read_json(fragility_file) if fragility_file.is_file() else None,
+        digest=study_digest(params, seeds),
+    )
     validate_claims(claims, f"{study}: claims.json")
     write_json(out / "claims.json", claims)
     metrics = results.study_metrics(params, runs, seeds)
     metrics["claims_holding"] = f"{claims['claims_holding']}/{claims['claims_counted']}"
+    if tuning_files:
+        metrics["tuning"] = tuning_summary(tuning_files)
     write_json(out / "metrics.json", metrics)
     write_csv(out / CURVES, results.curve_rows(params, runs, seeds))

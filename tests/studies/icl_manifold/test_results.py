@@ -49,8 +49,9 @@ def write_runs(params, root, seeds):
             arrays,
             attrs={"methods": methods, "sizes": sizes.astype(np.int64), "seed": seed},
         )
+        optimiser = {"steps": 3, "batch": 16, "clip": 1.0, "lr": 0.01}
         summary = {
-            m: {"first_loss": 2.0, "last_loss": 1.0, "parameters": 10}
+            m: {"first_loss": 2.0, "last_loss": 1.0, "parameters": 10, "optimiser": optimiser}
             for m in ("twostage_tf", "lintf")
         }
         write_json(root / "out/runs" / f"seed{seed}" / "training.json", summary)
@@ -99,12 +100,45 @@ def test_planted_rates_give_the_planted_claims(ci_params, in_tmp):
     assert abs(fit["slope"] + 0.6) < 0.05 and fit["ci_low"] < -0.6 < fit["ci_high"]
     assert metrics["tuned"]["mixture"] == {"knn": [4] * 5}  # tuning_mse left out
     assert metrics["training"]["lintf"]["last_loss"]["mean"] == 1.0
+    assert metrics["training"]["lintf"]["optimiser"]["lr"] == 0.01
     assert (
         metrics["claims_holding"] == f"{sum(c['holds'] for g in by_number.values() for c in g)}/11"
     )
     assert "| lintf |" in (in_tmp / "out/table.md").read_text()
     curves = (in_tmp / "out/curves.csv").read_text().splitlines()
     assert curves[0] == "x,series,y" and len(curves) == 1 + 4 * 7 * 5
+
+
+def test_paired_claims_carry_their_minimum_effects(ci_params, in_tmp):
+    params = {**ci_params, "sizes": [32, 64, 128, 256, 512]}
+    write_runs(params, in_tmp, [0, 1, 2])
+    by_number = summary(params, [0, 1, 2], in_tmp)
+    mse_effect = params["claims"]["min_effect"]
+    slope_effect = mse_effect / np.log(512 / 32)  # the same log-MSE change over the n grid
+    for number, effect in (("2", slope_effect), ("4", mse_effect), ("5", mse_effect)):
+        for check in by_number[number]:
+            assert check["rule"]["min_effect"] == pytest.approx(effect)
+    assert by_number["6"][0]["rule"]["min_effect"] == pytest.approx(slope_effect)
+    lintf = by_number["4"][0]
+    assert lintf["metric"] == "mixture: log MSE n=512"
+    planted = np.log(1.05 / 3.0) + SLOPE["twostage_tf"] * np.log(512 / 32)  # log MSE ratio
+    assert lintf["mean_difference"] == pytest.approx(planted, abs=0.1) and lintf["holds"]
+
+
+def test_a_consistent_but_small_win_does_not_count(ci_params, in_tmp):
+    """kNN 5 % worse than the two-stage network on every seed: significant, but a log MSE
+    ratio of 0.05 is below the minimum effect of 0.1, so claim 5 against kNN fails."""
+    params = {**ci_params, "sizes": [32, 64, 128, 256, 512]}
+    saved = dict(LEVEL), dict(SLOPE)
+    LEVEL["knn"], SLOPE["knn"] = 1.05 * LEVEL["twostage_tf"], SLOPE["twostage_tf"]
+    try:
+        write_runs(params, in_tmp, [0, 1, 2, 3, 4])
+    finally:
+        LEVEL.update(saved[0])
+        SLOPE.update(saved[1])
+    knn = next(c for c in summary(params, [0, 1, 2, 3, 4], in_tmp)["5"] if "knn" in c["methods"])
+    assert knn["p_value"] < 0.05 and -knn["mean_difference"] < params["claims"]["min_effect"]
+    assert not knn["holds"]
 
 
 def test_a_failing_claim_is_reported_failing(ci_params, in_tmp):

@@ -5,6 +5,7 @@ import pytest
 
 from reprolab.studies.pem.baselines import (
     CorInfoMaxConfig,
+    FastICAConfig,
     NSMConfig,
     corinfomax,
     fastica,
@@ -32,7 +33,10 @@ def test_whitening_keeps_the_mean_and_whitens_the_covariance(easy):
 
 
 def test_fastica_separates_independent_sources(easy):
-    assert sinr_db(easy.sources, fastica(easy.observations, 3, 0, 200)) > 20.0
+    for fun in ("logcosh", "exp", "cube"):
+        for algorithm in ("parallel", "deflation"):
+            config = FastICAConfig(max_iter=200, fun=fun, algorithm=algorithm)
+            assert sinr_db(easy.sources, fastica(easy.observations, 3, 0, config)) > 20.0
 
 
 def test_nsm_outputs_are_nonnegative(easy):

@@ -1,8 +1,7 @@
-"""The workflow's jobs at ci scale: params checks, the run files, the study's contract files
-and byte-identical reruns."""
+"""The workflow's jobs at ci scale: params checks, the tuning and run files, the study's
+contract files and byte-identical reruns."""
 
 import copy
-import dataclasses
 import hashlib
 
 import pytest
@@ -10,25 +9,40 @@ import pytest
 from reprolab.core.io import read_json
 from reprolab.core.params import SCALES, ParamsError, check_section, load_schema
 from reprolab.core.summary import summarize_study
-from reprolab.studies.pem import baselines
-from reprolab.studies.pem.batch import BatchConfig
+from reprolab.core.tuning import read_tuning
 from reprolab.studies.pem.domains import PROJECTIONS
-from reprolab.studies.pem.jobs import run_job
-from reprolab.studies.pem.pem import OnlineConfig
+from reprolab.studies.pem.jobs import BUDGET_KEYS, CONFIGS, check_params, config_fields, run_job
 from reprolab.studies.pem.results import snr_key
+from reprolab.studies.pem.tune import tune_method
 
 from .conftest import section
 
 SUMMARY_FILES = ("table.csv", "table.md", "table.tex", "claims.json", "metrics.json")
 
 
+TUNING_SEEDS = [1000]
+
+
+def tune_all(params: dict, folder) -> list:
+    """Every method's pem_tune job at `params`' scale into `folder`; the record paths."""
+    paths = {}
+    for method in params["methods"]:  # pem before pem_batch, as the rule's inputs order them
+        upstream = [paths[m] for m in ("pem",) if method == "pem_batch"]
+        paths[method] = folder / f"{method}.json"
+        tune_method(params, method, TUNING_SEEDS, paths[method], upstream=upstream)
+    return list(paths.values())
+
+
 def _workflow(params: dict, root) -> dict[str, str]:
-    """Run every job of the ci scale and the summary into root; sha256 of every output."""
+    """Run every job of the ci scale (tuning, runs) and the summary into root; sha256 of every
+    output."""
     seeds = [0, 1]
+    tuning = tune_all(params, root / "tuning")
     for snr in params["noise_db"]:
         for seed in seeds:
-            run_job(float(snr), seed, params, 1, root / "runs" / snr_key(snr) / f"seed{seed}")
-    summarize_study("pem", params, seeds, root)
+            out = root / "runs" / snr_key(snr) / f"seed{seed}"
+            run_job(float(snr), seed, params, 1, out, tuning)
+    summarize_study("pem", params, seeds, root, tuning_files=tuning)
     files = sorted(p for p in root.rglob("*") if p.is_file())
     return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() for p in files}
 
@@ -53,10 +67,13 @@ def test_ci_workflow_writes_the_contract_files(ci_run):
     table = (root / "table.md").read_text()
     for method in params["methods"]:
         assert f"| {method} |" in table
+    tuned = {m: read_tuning(root / "tuning" / f"{m}.json")["selected"] for m in params["methods"]}
+    assert run["tuned"] == tuned
     claims = read_json(root / "claims.json")["claims"]
     assert claims[-1]["kind"] == "sanity" and claims[-1]["holds"]
     assert all(isinstance(c["holds"], bool) for c in claims)
     metrics = read_json(root / "metrics.json")
+    assert set(metrics["tuning"]) == set(params["methods"])
     assert set(metrics["surrogate_bound"][snr_key(30)]["simplex"]) == {
         "pem",
         "pem_batch",
@@ -102,21 +119,50 @@ def test_params_schema_checks_an_unknown_hyperparameter():
         check_section(params, "pem")
 
 
+@pytest.mark.parametrize("method", list(CONFIGS))
+def test_params_schema_lists_the_fields_of_each_config(method):
+    """A job builds `config(**section | tuned values)`: the schema's keys must be the config's
+    fields, its required keys the budget, and the grid axes the rest."""
+    schema = load_schema("studies/pem.schema.yaml")["properties"]
+    spec = schema[method]
+    fields = sorted(config_fields(method))
+    assert sorted(spec["properties"]) == fields
+    assert set(spec["required"]) <= set(BUDGET_KEYS) | {"betas"}
+    axes = schema["tune"]["properties"]["grid"]["properties"][method]["propertyNames"]["enum"]
+    assert sorted(axes) == sorted(set(fields) - set(BUDGET_KEYS))
+
+
+def test_check_params_accepts_every_scale():
+    for scale in SCALES:
+        check_params(section(scale))
+
+
 @pytest.mark.parametrize(
-    ("key", "config"),
+    ("change", "message"),
     [
-        ("pem", OnlineConfig),
-        ("pem_batch", BatchConfig),
-        ("detmax", BatchConfig),
-        ("corinfomax", baselines.CorInfoMaxConfig),
-        ("nsm", baselines.NSMConfig),
+        (lambda p: p["tune"]["grid"].pop("nsm"), r"no grid for method\(s\) \['nsm'\]"),
+        (
+            lambda p: p["tune"]["grid"]["nsm"]["lr"].pop(),
+            r"pem.tune.grid.nsm: 6 grid points, PEM's grid has 9",
+        ),
+        (lambda p: p["nsm"].update(lr=0.1), r"pem.nsm: \['lr'\] also on the tuning grid"),
+        (
+            lambda p: p["tune"]["grid"]["corinfomax"].pop("forget"),
+            r"pem.corinfomax: no value for \['forget'\]",
+        ),
     ],
 )
-def test_params_schema_lists_the_fields_of_each_config(key, config):
-    """A job builds `config(**params[key])`: the schema's keys must be the dataclass's fields."""
-    spec = load_schema("studies/pem.schema.yaml")["properties"][key]
-    fields = sorted(field.name for field in dataclasses.fields(config))
-    assert sorted(spec["properties"]) == fields and sorted(spec["required"]) == fields
+def test_check_params_rejects_unfair_or_incomplete_grids(change, message):
+    params = copy.deepcopy(section("smoke"))
+    change(params)
+    with pytest.raises(ValueError, match=message):
+        check_params(params)
+
+
+def test_a_smaller_grid_is_allowed_only_for_a_whole_categorical_space():
+    params = section("smoke")
+    assert len(params["tune"]["grid"]["fastica"]["fun"]) == 3  # 3 x 2 = 6 < 9 points
+    check_params(params)
 
 
 def test_params_schema_knows_the_domains_of_the_code():

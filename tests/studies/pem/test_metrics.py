@@ -51,3 +51,10 @@ def test_bound_is_tight_for_small_errors_and_loose_for_large_ones():
     large = surrogate_bound(np.full((4, 1), 30.0), 1.0)
     assert small["tightness"] == pytest.approx(1.0, abs=1e-5)
     assert large["tightness"] > 50.0
+
+
+def test_sinr_of_diverged_outputs_is_nan():
+    s = np.random.default_rng(2).uniform(size=(50, 2))
+    y = s.copy()
+    y[3, 1] = np.inf
+    assert np.isnan(sinr_db(s, y))

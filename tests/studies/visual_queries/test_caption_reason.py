@@ -7,7 +7,7 @@ import pytest
 from reprolab.preprocess.video.synth import SceneSpec, simulate, state_at
 from reprolab.studies.visual_queries import caption_reason
 from reprolab.studies.visual_queries.dataset import build_items, split
-from reprolab.studies.visual_queries.items import build_item
+from reprolab.studies.visual_queries.items import build_split
 
 from .conftest import PARAMS
 
@@ -20,11 +20,10 @@ pytestmark = pytest.mark.usefixtures("torch_one_thread")
 @pytest.mark.parametrize("family", ["tfr", "cmd"])
 def test_reasoner_on_true_captions_answers_collision_questions(family):
     """With perfect perception the collision rules are right on every item."""
-    for seed in range(40):
-        scene = simulate(seed, SPEC)
-        item = build_item(scene, "v", family, SPEC, seed, CFG)
-        if item is None:
-            continue
+    scenes = {f"v{seed:02d}": simulate(seed, SPEC) for seed in range(40)}
+    items, _ = build_split(scenes, sorted(scenes), SPEC, 0, CFG)
+    for item in [i for i in items if i.family == family]:
+        scene = scenes[item.video]
         captions = [state_at(scene, t, SPEC.size) for t in range(item.n_frames)]
         predicted = caption_reason.predict_state(captions, family, CFG["vfp_horizon"])
         assert predicted == item.truth

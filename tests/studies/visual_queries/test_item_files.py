@@ -6,26 +6,23 @@ import pytest
 
 from reprolab.preprocess.video.synth import SceneSpec, simulate
 from reprolab.studies.visual_queries.item_files import read_items, write_items
-from reprolab.studies.visual_queries.items import FAMILIES, build_item
+from reprolab.studies.visual_queries.items import build_split
 
 SPEC = SceneSpec(radius=4.5)
 CFG = {"vfp_context": 8, "vfp_horizon": 6}
 
 
 def _items(start: int):
-    out = []
-    for seed in range(start, start + 5):
-        for family in FAMILIES:
-            item = build_item(simulate(seed, SPEC), f"v{seed}", family, SPEC, seed, CFG)
-            if item is not None:
-                out.append(item)
-    return out
+    scenes = {f"v{seed}": simulate(seed, SPEC) for seed in range(start, start + 8)}
+    return build_split(scenes, sorted(scenes), SPEC, start, CFG)[0]
 
 
 def test_items_round_trip_per_split(tmp_path):
     splits = {"train": _items(0), "test": _items(10)}
+    assert splits["train"] and splits["test"]
     write_items(tmp_path / "items.jsonl", splits)
     assert read_items(tmp_path / "items.jsonl") == splits
+    assert any(item.sources[0] != item.video for item in splits["test"])
 
 
 def test_a_bad_line_is_named(tmp_path):

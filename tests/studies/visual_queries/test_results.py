@@ -9,13 +9,19 @@ from reprolab.core.io import read_json, write_json
 from reprolab.core.schemas import validate_claims
 from reprolab.core.summary import summarize_study
 from reprolab.studies.visual_queries.items import FAMILIES
-from reprolab.studies.visual_queries.results import LABELS, MODES, load_runs
+from reprolab.studies.visual_queries.jobs import METHODS
+from reprolab.studies.visual_queries.results import CLAIM_MODELS, LABELS, MODES, load_runs
+from tests.conftest import study_section
 
 SEEDS = [0, 1, 2, 3]
 
 
-def _params(methods) -> dict:
-    return {"methods": list(methods), "claims": {"alpha": 0.05}, "table_digits": 1}
+def _params(methods, min_effect: float = 0.0) -> dict:
+    return {
+        "methods": list(methods),
+        "claims": {"alpha": 0.05, "min_effect": min_effect},
+        "table_digits": 1,
+    }
 
 
 def _write_runs(root, values, spread):
@@ -29,16 +35,16 @@ def _write_runs(root, values, spread):
             write_json(root / method / f"seed{seed}" / "metrics.json", metrics)
 
 
-def _document(tmp_path, values, spread=1.0) -> dict:
+def _document(tmp_path, values, spread=1.0, min_effect=0.0) -> dict:
     _write_runs(tmp_path / "runs", values, spread)
-    summarize_study("visual_queries", _params(values), SEEDS, tmp_path)
+    summarize_study("visual_queries", _params(values, min_effect), SEEDS, tmp_path)
     document = read_json(tmp_path / "claims.json")
     validate_claims(document, "visual_queries claims.json")
     return document
 
 
-def _claims(tmp_path, values, spread=1.0):
-    return {c["statement"]: c for c in _document(tmp_path, values, spread)["claims"]}
+def _claims(tmp_path, values, spread=1.0, min_effect=0.0):
+    return {c["statement"]: c for c in _document(tmp_path, values, spread, min_effect)["claims"]}
 
 
 def test_table_has_text_visual_and_gap_per_family(tmp_path):
@@ -61,6 +67,19 @@ def test_gap_claim_holds_and_fails_with_the_numbers(tmp_path):
     assert not any(c["holds"] for c in reverse)
 
 
+def test_a_gap_below_the_minimum_effect_does_not_hold(tmp_path):
+    # text − visual = 3.5, 2.5, 4.5, 3.5 points: p < 0.01 on every family, but the mean 3.5 is
+    # below a minimum effect of 5 points
+    claims = _claims(tmp_path, {"tinyvlm": (43, 40)}, spread=1.0, min_effect=5.0)
+    gap = list(claims.values())
+    assert len(gap) == 3 and all(c["kind"] == "paired" for c in gap)
+    assert all(c["rule"]["min_effect"] == 5.0 and c["p_value"] < 0.01 for c in gap)
+    assert not any(c["holds"] for c in gap)
+    assert "> 5 over seeds" in gap[0]["rule"]["text"]
+    held = _claims(tmp_path / "low", {"tinyvlm": (43, 40)}, spread=1.0, min_effect=2.0)
+    assert all(c["holds"] for c in held.values())
+
+
 def test_holm_correction_over_the_paired_checks(tmp_path):
     # text − visual = 3, 1, 3, 1 on every family: raw p ≈ 0.020 < 0.05 for each of the three
     # checks, but Holm-adjusted ≈ 0.061 (3 × p for the first of the tied three): none holds
@@ -80,7 +99,8 @@ def test_holm_correction_over_the_paired_checks(tmp_path):
 
 def test_benchmark_checks_fail_when_the_benchmark_is_broken(tmp_path):
     claims = _claims(tmp_path, {"oracle": (100, 99), "blind": (25, 40)}, spread=0)
-    oracle = next(c for s, c in claims.items() if "oracle" in s)
+    oracle = next(c for c in claims.values() if c["kind"] == "sanity")
+    assert "oracle" in oracle["statement"] and "not the images" in oracle["statement"]
     blind = next(c for s, c in claims.items() if "chance" in s)
     assert not oracle["holds"] and not blind["holds"]
     assert oracle["kind"] == "sanity" and blind["kind"] == "tolerance"
@@ -108,3 +128,22 @@ def test_metrics_keep_nested_diagnostics_flat(tmp_path):
     assert methods["loss.tune"]["mean"] == 1.0 and "seed" not in methods
     assert methods["tfr_acc_text"]["per_seed"] == [60, 61, 62, 63]
     assert metrics["claims_holding"] == "3/3"
+
+
+def test_every_method_has_a_label_and_hf_vlm_a_claim(tmp_path):
+    """A summary with the paper-scale method list (hf_vlm included) builds table and claims."""
+    params = study_section("visual_queries", "paper")
+    assert "hf_vlm" in params["methods"] and set(METHODS) <= set(LABELS)
+    values = {m: (100, 100) if m == "oracle" else (25, 25) for m in params["methods"]}
+    values.update({m: (60, 40) for m in CLAIM_MODELS})
+    _write_runs(tmp_path / "runs", values, spread=1.0)
+    summarize_study("visual_queries", params, SEEDS, tmp_path)
+    document = read_json(tmp_path / "claims.json")
+    validate_claims(document, "visual_queries claims.json")
+    table = pd.read_csv(tmp_path / "table.csv")
+    assert list(table["method"]) == [LABELS[m] for m in params["methods"]]
+    hf = [c for c in document["claims"] if c.get("methods") == ["hf_vlm:text", "hf_vlm:visual"]]
+    assert len(hf) == len(FAMILIES) and all(c["holds"] for c in hf)
+    assert all(c["rule"]["min_effect"] == params["claims"]["min_effect"] for c in hf)
+    paired = [c for c in document["claims"] if c["kind"] == "paired"]
+    assert len(paired) == len(CLAIM_MODELS) * len(FAMILIES)

@@ -8,7 +8,8 @@ another stream.yaml with it); tests must not modify it. `make_adapter(seed)` bui
 `MLLMAdapter` over a real `LlavaForConditionalGeneration` (16×16 images, 4×4 patches, so 16
 image tokens; hidden 32, one layer), seeded entirely by `seed`: the calibration MLP's first
 layer, which the adapter draws from torch's global RNG, is drawn under a forked, seeded RNG, so
-two calls with one seed give bit-identical adapters.
+two calls with one seed give bit-identical adapters. `aligned` is the stream's tiny model
+aligned with `specs.PARAMS` and saved as the align rule saves it: (folder, summary).
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from reprolab.preprocess.instr.stream import load_stream
 from reprolab.preprocess.instr.synthcit import SynthCITSpec, build_synthcit
 from reprolab.studies.vngct.adapter import MLLMAdapter
 from reprolab.studies.vngct.data import StreamData, load_stream_data, stream_vocabulary
-from reprolab.studies.vngct.jobs import TINY_PIXEL_MEAN_STD
+from reprolab.studies.vngct.jobs import TINY_PIXEL_MEAN_STD, align_model
+from tests.studies.vngct.specs import PARAMS
 
 IMAGE_SIZE, PATCH = 16, 4
 TOKENS_PER_IMAGE = (IMAGE_SIZE // PATCH) ** 2
@@ -96,3 +98,11 @@ def make_adapter(stream) -> Callable[[int], MLLMAdapter]:
             return MLLMAdapter(model, calibration_width=8)
 
     return make
+
+
+@pytest.fixture(scope="session")
+def aligned(stream_yaml, tmp_path_factory):
+    """The tiny model aligned and saved as the align rule saves it: (folder, summary)."""
+    folder = tmp_path_factory.mktemp("align") / "seed0"
+    summary = align_model(stream_yaml, PARAMS, 1, folder)
+    return folder, summary

@@ -12,46 +12,15 @@ from reprolab.core.params import ParamsError, check_section, load_schema
 from reprolab.models.lora import LoRA
 from reprolab.studies.vngct.continual import Training
 from reprolab.studies.vngct.jobs import (
-    METHODS,
-    align_model,
     check_params,
     load_model,
     run_method,
 )
 from tests.conftest import study_section
+from tests.studies.vngct.specs import PARAMS, untuned
 
-PARAMS = {
-    "stream": "synthcit",
-    "checkpoint": None,
-    "prompt_template": "{prompt}",
-    "runtime": {"device": "cpu", "dtype": "float32", "cache_features": True},
-    "lora": {"rank": 0, "alpha": 16, "dropout": 0.0, "targets": ["q_proj", "v_proj"]},
-    "methods": list(METHODS),
-    "epochs": {"where": 1, "plus": 1},
-    "model": {
-        "image_size": 16,
-        "patch_size": 4,
-        "hidden": 16,
-        "layers": 1,
-        "heads": 2,
-        "calibration_width": 8,
-    },
-    "align": {"seed": 0, "steps": 3, "lr": 0.001, "warmup_steps": 2, "batch_size": 4},
-    "training": {
-        "batch_size": 8,
-        "lr_language": 0.0005,
-        "lr_visual": 0.001,
-        "lr_calibration": 0.001,
-        "weight_decay": 0.0,
-        "gate_floor": 0.05,
-        "gate_noise_quantile": 0.05,
-        "calibration_weight": 1.0,
-        "ewc_strength": 10.0,
-        "fisher_batches": 1,
-        "eval_batch_size": 64,
-    },
-}
 PARAMS_LORA = PARAMS["lora"]
+VNGCT, RANDOM, SEQFT = (untuned(m) for m in ("vngct", "random_gate", "seqft"))
 STREAMS = {"synthcit": {"synthetic": {}}}
 
 
@@ -93,14 +62,6 @@ def test_params_schema_lists_the_fields_of_each_config(key, config):
     assert sorted(spec["properties"]) == sorted(f.name for f in dataclasses.fields(config))
 
 
-@pytest.fixture(scope="module")
-def aligned(stream_yaml, tmp_path_factory):
-    """The tiny model aligned and saved as the align rule saves it."""
-    folder = tmp_path_factory.mktemp("align") / "seed0"
-    summary = align_model(stream_yaml, PARAMS, 1, folder)
-    return folder, summary
-
-
 def test_align_saves_a_loadable_model_and_its_losses(aligned):
     folder, summary = aligned
     assert (folder / "config.json").is_file() and (folder / "model.safetensors").is_file()
@@ -112,8 +73,8 @@ def test_run_writes_identical_metrics_twice_and_the_random_gate_copies_rates(
     aligned, stream_yaml, tmp_path, torch_one_thread
 ):
     folder, _ = aligned
-    first = run_method("vngct", stream_yaml, folder, 0, PARAMS, 1, tmp_path / "a")
-    run_method("vngct", stream_yaml, folder, 0, PARAMS, 1, tmp_path / "b")
+    first = run_method("vngct", stream_yaml, folder, 0, PARAMS, 1, tmp_path / "a", tuning=VNGCT)
+    run_method("vngct", stream_yaml, folder, 0, PARAMS, 1, tmp_path / "b", tuning=VNGCT)
     assert (tmp_path / "a/metrics.json").read_bytes() == (tmp_path / "b/metrics.json").read_bytes()
     assert first["tasks"] == ["where", "plus"]
     assert len(first["accuracy"]["all"]) == 2 and len(first["routing"]) == 2
@@ -121,7 +82,7 @@ def test_run_writes_identical_metrics_twice_and_the_random_gate_copies_rates(
     where, plus = first["held_out_necessity"]  # position items all need the image, arith none
     assert plus["auroc"] != plus["auroc"] and where["text_mean"] != where["text_mean"]
     with pytest.raises(ValueError, match="random_gate needs the metrics of vngct"):
-        run_method("random_gate", stream_yaml, folder, 0, PARAMS, 1, tmp_path / "c")
+        run_method("random_gate", stream_yaml, folder, 0, PARAMS, 1, tmp_path / "c", tuning=RANDOM)
     matched = run_method(
         "random_gate",
         stream_yaml,
@@ -131,6 +92,7 @@ def test_run_writes_identical_metrics_twice_and_the_random_gate_copies_rates(
         1,
         tmp_path / "c",
         tmp_path / "a/metrics.json",
+        tuning=RANDOM,
     )
     assert matched["method"] == "random_gate"
 
@@ -151,10 +113,10 @@ def test_a_local_checkpoint_runs_with_lora_its_processor_and_no_network(
     assert language and all("lora_" in n for n in language)
     assert any("multi_modal_projector" in n for n in names)
     assert processor.tokenizer.convert_tokens_to_ids("<image>") == adapter.image_token_id
-    out = run_method("seqft", stream_yaml, folder, 0, params, 1, tmp_path / "lora")
+    out = run_method("seqft", stream_yaml, folder, 0, params, 1, tmp_path / "lora", tuning=SEQFT)
     assert out["tasks"] == ["where", "plus"] and len(out["accuracy"]["all"]) == 2
-    run_method("seqft", stream_yaml, folder, 0, params, 1, tmp_path / "lora2")
+    run_method("seqft", stream_yaml, folder, 0, params, 1, tmp_path / "lora2", tuning=SEQFT)
     once, twice = (tmp_path / name / "metrics.json" for name in ("lora", "lora2"))
     assert once.read_bytes() == twice.read_bytes()
-    full = run_method("seqft", stream_yaml, folder, 0, PARAMS, 1, tmp_path / "full")
+    full = run_method("seqft", stream_yaml, folder, 0, PARAMS, 1, tmp_path / "full", tuning=SEQFT)
     assert full["train_loss"] != out["train_loss"]

@@ -13,7 +13,11 @@ from reprolab.studies.vngct.results import run_scores
 SEEDS = [0, 1, 2]
 TASKS = ["digit", "plus", "mixed"]
 METHODS = ["seqft", "random_gate", "vngct"]
-PARAMS = {"methods": METHODS, "claims": {"alpha": 0.05}, "table_digits": 3}
+PARAMS = {
+    "methods": METHODS,
+    "claims": {"alpha": 0.05, "min_effect": 0.01, "match_margin": 0.01},
+    "table_digits": 3,
+}
 
 
 def fake_run(method: str, seed: int, final: float) -> dict:
@@ -78,11 +82,12 @@ def test_summary_writes_table_claims_metrics_and_curves(out_dir):
     validate_claims(document, "vngct claims.json")
     claims = {c["statement"]: c for c in document["claims"]}
     assert {c["kind"] for c in claims.values()} == {"paired"}
-    beats_seqft = claims["VNG-CT beats SeqFT on final accuracy"]
-    assert beats_seqft["holds"] and beats_seqft["wins"] == "3/3"
-    assert beats_seqft["p_adjusted"] > beats_seqft["p_value"]  # Holm over the 5 paired checks
-    assert not claims["VNG-CT beats the matched random gate on final accuracy"]["holds"]
-    assert "VNG-CT beats freezing the visual path on final accuracy" not in claims
+    # the strongest baseline on final accuracy is the random gate (mean 0.253 > SeqFT's 0.223)
+    strongest = claims["VNG-CT beats the strongest baseline (random_gate) on final accuracy"]
+    assert strongest["wins"] == "2/3" and not strongest["holds"]
+    assert strongest["p_adjusted"] > strongest["p_value"]  # Holm over the 5 paired checks
+    assert not claims["VNG-CT beats the matched random gate on final accuracy (control)"]["holds"]
+    assert not any("freezing" in statement for statement in claims)  # no freeze_visual runs
     metrics = read_json(out_dir / "metrics.json")
     assert metrics["gate"]["vngct"]["plus"]["rate"]["mean"] == pytest.approx(0.1)
     assert "seqft" not in metrics["gate"]
@@ -103,7 +108,7 @@ def test_holm_decides_a_claim_that_holds_alone(out_dir):
     check = next(
         c
         for c in read_json(out_dir / "claims.json")["claims"]
-        if c["statement"] == "VNG-CT beats the matched random gate on final accuracy"
+        if c["statement"] == "VNG-CT beats the matched random gate on final accuracy (control)"
     )
     assert check["p_value"] < 0.05 and check["holds_unadjusted"]
     assert check["p_adjusted"] >= 0.05 and not check["holds"]

@@ -56,14 +56,15 @@ class Method:
             raise ValueError(f"method.eta: need keys {BLOCKS}, got {sorted(self.eta)}")
 
     @classmethod
-    def from_params(cls, values: dict[str, Any]) -> Method:
-        """A Method from its params.yaml entry."""
+    def from_params(cls, values: dict[str, Any], eta_scale: float = 1.0) -> Method:
+        """A Method from its params.yaml entry, its step sizes the entry's `eta_base` times
+        `eta_scale` (the multiplier the `bilevel_ht_tune` job selects)."""
         return cls(
             estimator=values["estimator"],
             direction=values["direction"],
             beta=1.0 if values["estimator"] == "sgd" else float(values["beta"]),
             threshold=float(values["threshold"]),
-            eta={k: float(v) for k, v in values["eta"].items()},
+            eta={k: float(v) * float(eta_scale) for k, v in values["eta_base"].items()},
         )
 
 

@@ -6,8 +6,11 @@
 * ``cifar10`` / ``cifar100`` / ``svhn``: the official train/test sets read from ``root`` in
   their real formats (see `formats`); the seed does not change them.
 
-Inputs are standardised with training-set statistics only (per feature for vectors, per channel
-for images). The split is a pure function of (task, seed).
+Inputs are standardised with training-set statistics only (per feature for vectors, per pixel
+for digits, per channel for images). The split is a pure function of (task, seed).
+
+`validation_split` carves a validation set out of a split's training part (the ndfa_tune jobs
+score on it, never on the test set) and standardises again with the statistics of what is left.
 """
 
 from __future__ import annotations
@@ -98,6 +101,43 @@ def _images(task: dict, seed: int) -> Split:
     )
     n_classes = 100 if name == "cifar100" else 10
     return Split(x_tr, y_tr, x_te, y_te, n_classes, (3, 32, 32))
+
+
+STANDARDISE_AXES = {
+    "digits": (0,),
+    "teacher": (0,),
+    "cifar10": (0, 2, 3),
+    "cifar100": (0, 2, 3),
+    "svhn": (0, 2, 3),
+}
+"""The axes each dataset's standardisation averages over (per pixel, feature or channel)."""
+
+
+def validation_split(task: dict, split: Split, fraction: float, seed: int) -> Split:
+    """A split whose test part is a random `fraction` of `split`'s training part, drawn from
+    `seed`, and whose training part is the rest; the test part of `split` is not used.
+
+    Inputs are standardised again with the statistics of the remaining training part, so
+    nothing about the validation samples reaches training. Standardising twice over the same
+    axes equals standardising once with the second statistics, so this is what `load_task`
+    would give had it held the validation samples out from the start.
+    """
+    n = len(split.X_train)
+    n_val = int(round(fraction * n))
+    if not 0 < n_val < n:
+        raise ValueError(
+            f"validation fraction {fraction} of {n} training samples leaves a part empty"
+        )
+    order = np.random.default_rng(derive_seed(seed, "ndfa", "validation")).permutation(n)
+    val, fit = np.sort(order[:n_val]), np.sort(order[n_val:])
+    x_fit, x_val = _standardise(
+        split.X_train[fit].astype(np.float64),
+        split.X_train[val].astype(np.float64),
+        STANDARDISE_AXES[task["dataset"]],
+    )
+    return Split(
+        x_fit, split.y_train[fit], x_val, split.y_train[val], split.n_classes, split.input_shape
+    )
 
 
 LOADERS = {

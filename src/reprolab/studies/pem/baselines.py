@@ -1,8 +1,8 @@
 """Baselines: FastICA (non-local), NSM (whitening + nonnegative similarity matching) and
 CorInfoMax (online correlative information maximisation with recurrent output dynamics).
 
-* FastICA: scikit-learn's FastICA (logcosh, unit-variance whitening, `n` components); it
-  assumes independent sources.
+* FastICA: scikit-learn's FastICA (unit-variance whitening, `n` components; the contrast
+  function and the parallel or deflation algorithm are tuned); it assumes independent sources.
 * NSM (Pehlevan, Mohan & Chklovskii 2017): the mixtures are whitened without centring
   (h = Q x with Q Cov(x) Qᵀ = I; here an exact batch whitening, which only helps the
   baseline), then the online NSM network y = argmin_{y ≥ 0} ½ yᵀMy − yᵀWh (projected-
@@ -25,12 +25,28 @@ from reprolab.studies.pem.domains import domain_center, projection
 from reprolab.studies.pem.pem import lateral_update
 
 
-def fastica(X: np.ndarray, n: int, seed: int, max_iter: int) -> np.ndarray:
+@dataclass(frozen=True)
+class FastICAConfig:
+    """FastICA: iteration budget, contrast function (logcosh, exp, cube), algorithm."""
+
+    max_iter: int
+    fun: str
+    algorithm: str
+
+
+def fastica(X: np.ndarray, n: int, seed: int, config: FastICAConfig) -> np.ndarray:
     """FastICA's source estimates (N × n)."""
     from sklearn.decomposition import FastICA
     from sklearn.exceptions import ConvergenceWarning
 
-    model = FastICA(n_components=n, whiten="unit-variance", random_state=seed, max_iter=max_iter)
+    model = FastICA(
+        n_components=n,
+        whiten="unit-variance",
+        random_state=seed,
+        max_iter=config.max_iter,
+        fun=config.fun,
+        algorithm=config.algorithm,
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         return model.fit_transform(X)

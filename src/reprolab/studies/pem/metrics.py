@@ -3,7 +3,8 @@
 SINR: sources and outputs are centred, matched by the Hungarian algorithm on |correlation|,
 each output is rescaled by least squares onto its source (which also fixes the sign), and
 SINR = 10 log10(Σ‖s_i‖² / Σ‖s_i − α_i y_π(i)‖²), capped at `SINR_CAP` dB (a perfect
-reconstruction would be infinite).
+reconstruction would be infinite). Outputs with a non-finite value (a diverged run) have no
+SINR: NaN, which a tuning trial scores as failed.
 
 Surrogate bound (derived for this reconstruction, stated in the study's docstring): with
 x_i = λ_i(C_e)/ε_e the error second-moment eigenvalues in units of ε_e = 1/β, the surrogate
@@ -25,6 +26,8 @@ def sinr_db(sources: np.ndarray, outputs: np.ndarray) -> float:
     """SINR (dB) of `outputs` (N × n) against `sources` after permutation and scaling."""
     if sources.shape != outputs.shape:
         raise ValueError(f"sinr: sources {sources.shape} and outputs {outputs.shape} differ")
+    if not np.all(np.isfinite(outputs)):
+        return float("nan")
     s = sources - sources.mean(axis=0)
     y = outputs - outputs.mean(axis=0)
     s_norm = np.linalg.norm(s, axis=0)

@@ -3,14 +3,22 @@
 Table: rows = methods; one column per sweep condition (source setting × SNR), SINR in dB,
 mean ± std over seeds.
 
-Claims (paired over seeds, one-sided paired t-test, Holm-adjusted p < alpha; core.claims), for
-every noise level of the sweep:
-1. PEM beats NSM (the biologically plausible method that assumes uncorrelated sources) at every
-   box correlation ρ > 0 ("outperforms biologically plausible algorithms that rely on stronger
-   independence or decorrelation assumptions ... under increasing source correlation");
-2. PEM beats FastICA at the largest ρ (robust where independence fails);
-3. PEM is competitive with the exact det-max reference at the largest ρ: PEM > det-max − margin;
-4. PEM is competitive with CorInfoMax at the largest ρ: PEM > CorInfoMax − margin.
+Claims 1-4 are paired over seeds (one-sided paired t-test, Holm-adjusted p < alpha within the
+study; core.claims); every rule, the margin, the minimum effect and the baseline lists are in
+`pem.claims`, fixed before the tuned runs were seen. "Strongest" is decided by the mean SINR
+over the table's seeds, so each comparison is with the hardest rival of its group.
+1. Outperforms (every noise level, every box ρ > 0): PEM beats the strongest of the
+   independence/decorrelation baselines (`claims.outperforms`: NSM, FastICA) in that
+   condition by more than `min_effect` dB ("outperforms biologically plausible algorithms that
+   rely on stronger independence or decorrelation assumptions").
+2. Competitive (every noise level, the largest ρ): PEM > reference − `margin_db` for each of
+   `claims.competitive` (det-max, CorInfoMax); the margin is the claim, no minimum effect.
+3. Robust to correlation (every noise level; needs two box ρ): PEM's per-seed SINR drop from
+   the smallest to the largest ρ is smaller, by more than `min_effect` dB, than that of the
+   strongest of `claims.trend_baselines` at the smallest ρ.
+4. Robust to noise (the largest ρ; needs two noise levels): PEM's per-seed SINR drop from the
+   highest to the lowest SNR is smaller, by more than `min_effect` dB, than that of the
+   strongest of `claims.trend_baselines` at the highest SNR.
 5. A sanity check (an analytic inequality, never counted): the spectral bounds
    lower ≤ δ ≤ upper of `metrics.surrogate_bound` hold on every PEM, PEM-batch and det-max run;
    metrics.json keeps, per condition, δ, both bounds, their ratio (tightness) and
@@ -32,6 +40,8 @@ from reprolab.core.summary import Table
 from reprolab.core.tables import Record, curve_frame, seed_stats
 
 BOUND_METHODS = ("pem", "pem_batch", "detmax")
+NAMES = {"detmax": "batch det-max", "corinfomax": "CorInfoMax", "pem_batch": "PEM-batch"}
+"""How a claim statement names a reference method."""
 BOUND_KEYS = ("delta", "lower", "upper", "tightness", "x_max")
 
 
@@ -93,57 +103,163 @@ def table(params: dict[str, Any], runs: dict, seeds: Sequence[int]) -> Table:
 
 
 def claim_checks(params: dict[str, Any], runs: dict, seeds: Sequence[int]) -> list[dict]:
-    """Claims 1-4 of the module docstring for every noise level, then the bound sanity check."""
+    """Claims 1-4 of the module docstring, then the bound sanity check (5)."""
     return paired_claims(params, runs, seeds) + [bound_check(params, runs)]
 
 
+def listed(params: dict[str, Any], key: str) -> list[str]:
+    """The methods of `claims.<key>` that this run has (a claim skips the others)."""
+    return [m for m in params["claims"][key] if m in params["methods"]]
+
+
+def strongest(runs: dict, snr: float, source: str, methods: Sequence[str]) -> str:
+    """The method with the highest mean SINR over seeds on one condition (the first of equals)."""
+    return max(methods, key=lambda m: float(np.mean(per_seed(runs, snr, source, m))))
+
+
 def paired_claims(params: dict[str, Any], runs: dict, seeds: Sequence[int]) -> list[dict]:
-    """The paired claims 1-4 of the module docstring, for every noise level."""
-    alpha, margin = params["claims"]["alpha"], float(params["claims"]["margin_db"])
-    rhos = box_correlations(params)
+    """The paired claims 1-4 of the module docstring, in that order."""
+    return [
+        *outperform_claims(params, runs, seeds),
+        *competitive_claims(params, runs, seeds),
+        *correlation_trend_claims(params, runs, seeds),
+        *noise_trend_claims(params, runs, seeds),
+    ]
+
+
+def outperform_claims(params: dict[str, Any], runs: dict, seeds: Sequence[int]) -> list[dict]:
+    """Claim 1: PEM beats the strongest independence/decorrelation baseline at every ρ > 0."""
+    claims, rhos = params["claims"], box_correlations(params)
+    rivals = listed(params, "outperforms")
+    checks = []
+    if not rivals:
+        return checks
+    for snr in runs:
+        for source, rho in rhos.items():
+            if rho <= 0:
+                continue
+            rival = strongest(runs, snr, source, rivals)
+            checks.append(
+                paired_check(
+                    f"PEM beats the strongest independence/decorrelation baseline ({rival}) on "
+                    f"SINR (ρ = {rho:g}, {snr:g} dB)",
+                    condition(source, snr),
+                    "pem",
+                    rival,
+                    per_seed(runs, snr, source, "pem"),
+                    per_seed(runs, snr, source, rival),
+                    seeds,
+                    alpha=claims["alpha"],
+                    min_effect=float(claims["min_effect"]),
+                )
+            )
+    return checks
+
+
+def competitive_claims(params: dict[str, Any], runs: dict, seeds: Sequence[int]) -> list[dict]:
+    """Claim 2: PEM is within `margin_db` of each reference at the largest ρ."""
+    claims, rhos = params["claims"], box_correlations(params)
+    margin = float(claims["margin_db"])
     checks = []
     if not rhos:
         return checks
     top = max(rhos, key=rhos.get)
     for snr in runs:
-        pem = {s: per_seed(runs, snr, s, "pem") for s in rhos}
-        specs = [
-            (f"PEM beats NSM on SINR (ρ = {rho:g}, {snr:g} dB)", source, "nsm", 0.0)
-            for source, rho in rhos.items()
-            if rho > 0
-        ]
-        specs += [
-            (f"PEM beats FastICA on SINR (ρ = {rhos[top]:g}, {snr:g} dB)", top, "fastica", 0.0),
-            (
-                f"PEM is within {margin:g} dB of batch det-max (ρ = {rhos[top]:g}, {snr:g} dB)",
-                top,
-                "detmax",
-                margin,
-            ),
-            (
-                f"PEM is within {margin:g} dB of CorInfoMax (ρ = {rhos[top]:g}, {snr:g} dB)",
-                top,
-                "corinfomax",
-                margin,
-            ),
-        ]
-        for statement, source, baseline, slack in specs:
-            if baseline not in params["methods"]:
-                continue
+        for reference in listed(params, "competitive"):
             checks.append(
                 paired_check(
-                    statement,
-                    condition(source, snr),
+                    f"PEM is within {margin:g} dB of {NAMES.get(reference, reference)} "
+                    f"(ρ = {rhos[top]:g}, {snr:g} dB)",
+                    condition(top, snr),
                     "pem",
-                    baseline,
-                    pem[source],
-                    per_seed(runs, snr, source, baseline),
+                    reference,
+                    per_seed(runs, snr, top, "pem"),
+                    per_seed(runs, snr, top, reference),
                     seeds,
-                    alpha=alpha,
-                    margin=slack,
+                    alpha=claims["alpha"],
+                    margin=margin,
                 )
             )
     return checks
+
+
+def _drop_check(
+    params: dict[str, Any],
+    seeds: Sequence[int],
+    statement: str,
+    metric: str,
+    start: dict[str, np.ndarray],
+    end: dict[str, np.ndarray],
+) -> dict[str, Any]:
+    """PEM's per-seed SINR drop start − end against that of the strongest trend baseline at
+    the start (the highest mean SINR there): a drop smaller by more than min_effect."""
+    rivals = [m for m in listed(params, "trend_baselines") if m in start]
+    rival = max(rivals, key=lambda m: float(np.mean(start[m])))
+    claims = params["claims"]
+    return paired_check(
+        statement.format(rival=rival),
+        metric,
+        "pem",
+        rival,
+        start["pem"] - end["pem"],
+        start[rival] - end[rival],
+        seeds,
+        direction="less",
+        alpha=claims["alpha"],
+        min_effect=float(claims["min_effect"]),
+    )
+
+
+def correlation_trend_claims(
+    params: dict[str, Any], runs: dict, seeds: Sequence[int]
+) -> list[dict]:
+    """Claim 3: at every noise level, PEM loses less SINR from the smallest to the largest box ρ
+    than the strongest trend baseline at the smallest ρ. Needs two box correlations."""
+    rhos = box_correlations(params)
+    if len(set(rhos.values())) < 2 or not listed(params, "trend_baselines"):
+        return []
+    low, high = min(rhos, key=rhos.get), max(rhos, key=rhos.get)
+    methods = ["pem", *listed(params, "trend_baselines")]
+    checks = []
+    for snr in runs:
+        start = {m: per_seed(runs, snr, low, m) for m in methods}
+        end = {m: per_seed(runs, snr, high, m) for m in methods}
+        checks.append(
+            _drop_check(
+                params,
+                seeds,
+                f"PEM loses less SINR than the strongest baseline at ρ = {rhos[low]:g} "
+                f"({{rival}}) as ρ grows to {rhos[high]:g} ({snr:g} dB)",
+                f"SINR drop (dB), ρ {rhos[low]:g} → {rhos[high]:g} @ {snr:g} dB",
+                start,
+                end,
+            )
+        )
+    return checks
+
+
+def noise_trend_claims(params: dict[str, Any], runs: dict, seeds: Sequence[int]) -> list[dict]:
+    """Claim 4: at the largest box ρ, PEM loses less SINR from the highest to the lowest sensor
+    SNR than the strongest trend baseline at the highest SNR. Needs two noise levels."""
+    rhos = box_correlations(params)
+    if len(runs) < 2 or not rhos or not listed(params, "trend_baselines"):
+        return []
+    top = max(rhos, key=rhos.get)
+    clean, noisy = max(runs), min(runs)
+    methods = ["pem", *listed(params, "trend_baselines")]
+    start = {m: per_seed(runs, clean, top, m) for m in methods}
+    end = {m: per_seed(runs, noisy, top, m) for m in methods}
+    return [
+        _drop_check(
+            params,
+            seeds,
+            f"PEM loses less SINR than the strongest baseline at {clean:g} dB ({{rival}}) as "
+            f"the SNR falls to {noisy:g} dB (ρ = {rhos[top]:g})",
+            f"SINR drop (dB), {clean:g} → {noisy:g} dB @ ρ = {rhos[top]:g}",
+            start,
+            end,
+        )
+    ]
 
 
 def bound_summary(runs: dict, params: dict[str, Any]) -> dict[str, Any]:
@@ -231,8 +347,12 @@ def curve_rows(params: dict[str, Any], runs: dict, seeds: Sequence[int]) -> pd.D
 NOTES = (
     "Claims 1-4 are one-sided paired t-tests over the seeds listed (same seed = same sources, "
     "mixing and noise for every method), Holm-corrected within the study; a claim holds when "
-    "the mean difference points the claimed way and the adjusted p < alpha. 'Within m dB' "
-    "tests PEM against the reference with a margin of m dB. The last entry is a sanity check "
-    "of the spectral bound on every run, not counted. The rules and the margin were fixed "
-    "before any result was seen."
+    "the mean difference exceeds its minimum effect in the claimed direction and the adjusted "
+    "p < alpha. 'Beats' and 'loses less' claims need a mean difference above min_effect dB and "
+    "are made against the strongest rival of the group (highest mean SINR in the condition, or "
+    "at the trend's start); 'within m dB' tests PEM against the reference with a margin of m "
+    "dB. Every method's hyperparameters were selected by the pem_tune rule on the tuning "
+    "seeds, never on these. The last entry is a sanity check of the spectral bound on every "
+    "run, not counted. The rules, margin, minimum effect and baseline lists were fixed in "
+    "params.yaml before the tuned results were seen."
 )

@@ -2,13 +2,14 @@
 
 A job is one (dataset, seed) and trains its methods one after another in the same process: the
 runs are seconds each, so one process per run would spend as long starting torch as training.
-Each run is written as soon as it ends (`storage.write_run`), under
-`<runs_dir>/<dataset>/<method>/seed<k>/`.
+Each method trains with the values its `ssg_tune` record selected (`tune.tuned_params`). Each
+run is written as soon as it ends (`storage.write_run`), under
+`<runs_dir>/<dataset>/<method>/seed<k>/`. `tune_dataset` is the `ssg_tune` job of one method.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from reprolab.core.progress import progress
 from reprolab.studies.ssg.data import Bags, make_dataset
 from reprolab.studies.ssg.storage import write_run
 from reprolab.studies.ssg.train import train_run
+from reprolab.studies.ssg.tune import tune_method
 from reprolab.studies.ssg.wsi_bags import make_wsi_bags
 
 
@@ -45,14 +47,32 @@ def train_dataset(
     bags: tuple[Bags, Bags],
     dataset: str,
     methods: Sequence[str],
-    params: dict[str, Any],
+    settings: Mapping[str, tuple[dict[str, Any], dict[str, Any]]],
     seed: int,
     threads: int,
     runs_dir: str | Path,
 ) -> None:
-    """Train each of `methods` on the (train, test) `bags` and write its run."""
+    """Train each of `methods` on the (train, test) `bags` with its (model, train) `settings`
+    (`tune.tuned_params`) and write its run."""
     for method in progress(methods, f"ssg {dataset} seed{seed}", total=len(methods)):
-        result = train_run(*bags, method, params["model"], params["train"], seed, threads)
+        model, train = settings[method]
+        result = train_run(*bags, method, model, train, seed, threads)
         folder = run_dir(runs_dir, dataset, method, seed)
         write_run(folder / "metrics.json", folder / "curves.h5", result)
         print(f"ssg {dataset} seed{seed} {method}: trained in {result.seconds:.1f} s", flush=True)
+
+
+def tune_dataset(
+    spec: dict[str, Any],
+    wsi_inputs: dict[str, Any] | None,
+    method: str,
+    params: Mapping[str, Any],
+    seeds: Sequence[int],
+    threads: int,
+) -> dict[str, Any]:
+    """The tuning record of `method` (`tune.tune_method`) on the training bags of the dataset
+    `spec` drawn for each tuning seed; the seeds' test bags are dropped unread."""
+    train_bags = {int(seed): load_dataset(spec, int(seed), wsi_inputs)[0] for seed in seeds}
+    return tune_method(
+        method, params["model"], params["train"], params["tune"], train_bags, threads
+    )

@@ -12,8 +12,10 @@
 - `blind_set` (both modes): still no video and no question, but it sees the four options
   together and picks the one closest to the other three (fewest attribute mismatches between
   the parsed sentences in text mode, least mean squared RGB difference between the images in
-  visual mode). Distractors made by perturbing the answer (the card's design) leave the
-  answer at the centre of its option set; this baseline measures how much that gives away.
+  visual mode; ties go to the lowest slot). Distractors made by perturbing the answer (the
+  card's design) left the answer at the centre of its option set, and this baseline scored
+  77 % on TFR and CMD in text mode; on the study's option grid (`items`) every option is as
+  far from the other three as the answer, so in text mode all four tie.
 - `pixel_nn`: picks the option whose image is nearest (mean squared RGB difference) to any
   visible frame. Visual mode uses the option images; text mode draws each sentence's state
   canonically (no jitter, one background) and matches that, so the heuristic is the same in

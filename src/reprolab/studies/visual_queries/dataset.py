@@ -6,9 +6,10 @@ process_list.csv). Models see frames only through clips.h5, never the renderer; 
 annotation gives the symbolic truth the items are built on.
 
 A seed draws its own split of the videos (`split`: `n_test` test videos, the rest train, from
-derive_seed(seed, "split")) and its own item randomness (distractor choice, answer slot,
-option renders), so seeds differ in data as the card's "generator seeds" do, while the mp4
-files are written once. A video whose frames failed to decode is left out and counted.
+derive_seed(seed, "split")) and its own item randomness (the other video each distractor
+layout comes from, answer slot, option renders), so seeds differ in data as the card's
+"generator seeds" do, while the mp4 files are written once. A video whose frames failed to
+decode is left out and counted.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import pandas as pd
 from reprolab.core.determinism import derive_seed
 from reprolab.core.io import read_json
 from reprolab.preprocess.video.synth import Scene, SceneSpec, scene_from_annotation
-from reprolab.studies.visual_queries.items import FAMILIES, Item, build_item
+from reprolab.studies.visual_queries.items import Item, build_split
 
 
 @dataclass(frozen=True)
@@ -75,20 +76,6 @@ def split(names: tuple[str, ...], seed: int, n_test: int) -> dict[str, list[str]
 def build_items(
     corpus: Corpus, videos: list[str], seed: int, cfg: dict[str, Any]
 ) -> tuple[list[Item], dict[str, int]]:
-    """Items of every family for `videos`, and how many each family had to skip."""
-    items, skipped = [], dict.fromkeys(FAMILIES, 0)
-    for name in videos:
-        for family in FAMILIES:
-            item = build_item(
-                corpus.scenes[name],
-                name,
-                family,
-                corpus.spec,
-                derive_seed(seed, "item", name, family),
-                cfg,
-            )
-            if item is None:
-                skipped[family] += 1
-            else:
-                items.append(item)
-    return items, skipped
+    """Items of every family for the split `videos` (`items.build_split`: the distractors'
+    other layouts come from the same split), and how many each family had to skip."""
+    return build_split(corpus.scenes, videos, corpus.spec, seed, cfg)

@@ -1,9 +1,16 @@
 """Item files: the per-seed item set, and the test benchmark in the card's JSONL layout.
 
 `items.jsonl` (one record per item, all splits) keeps each option as its symbolic state, which
-the study's backends read back with `read_items`. The benchmark files are what another
-harness (or a `transformers` VLM at paper scale) would consume, one file per mode:
-`benchmark_text.jsonl` and `benchmark_visual.jsonl` with records
+the study's backends read back with `read_items`. A record is ``{id, split, family, video,
+question, options, answer_idx, distractor_kinds, n_frames, truth, sources}``: `options` and
+`truth` are states as lists of ``[shape, colour, cell]`` (indices into `synth.SHAPES`,
+`synth.COLOUR_NAMES` and `synth.CELL_NAMES`, sorted by shape), `distractor_kinds` names each
+option's cell of the option grid (`items.KINDS`: `answer`, `colours_swapped`, `other_cells`,
+`other_cells_colours_swapped`) and `sources` the video whose layout each option wears (the
+item's own video, or the other video its distractor layout was drawn from).
+
+The benchmark files are what another harness (or a `transformers` VLM at paper scale) would
+consume, one file per mode: `benchmark_text.jsonl` and `benchmark_visual.jsonl` with records
 ``{id, family, mode, video, question, options: [{type: "text", value} | {type: "image",
 path, row, slot}], answer_idx, state_id}``, the option images of visual mode in
 `options.h5` (`images` uint8 [N, 4, H, W, 3], row = test item, slot = option).
@@ -38,6 +45,7 @@ def _record(item: Item, split: str) -> dict[str, Any]:
         "distractor_kinds": list(item.distractor_kinds),
         "n_frames": item.n_frames,
         "truth": [list(sprite) for sprite in item.truth],
+        "sources": list(item.sources),
     }
 
 
@@ -74,6 +82,7 @@ def read_items(path: str | Path) -> dict[str, list[Item]]:
                 distractor_kinds=tuple(record["distractor_kinds"]),
                 n_frames=int(record["n_frames"]),
                 truth=_state(record["truth"]),
+                sources=tuple(str(v) for v in record["sources"]),
             )
         except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"{path}, line {number}: not an item record ({exc!r})") from exc

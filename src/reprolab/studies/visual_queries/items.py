@@ -4,50 +4,67 @@ An item is (video, question, four options, answer) where every option is a symbo
 (`synth.State`); the mode decides only how options are shown (`text.state_to_text` or
 `synth.render_state`), so text and visual items share `state_id`s and answers.
 
-- `tfr` (temporal frame retrieval): "which scene comes right after <a> hits <b>?" The answer
-  is the state one frame after the first collision. Distractors: the scene two frames before
-  it and five frames after it (wrong times), the answer with two sprites' cells swapped, and
-  the answer with the colliding pair's colours swapped back (no causal effect).
-- `vfp` (video future prediction): the model sees the first `vfp_context` frames; "which
-  scene comes `vfp_horizon` frames after the clip ends?" The answer comes from the simulation.
-  Distractors re-simulate the future with every velocity reversed, without wall bounces or
-  without collisions, freeze one sprite where it was last seen, or freeze the whole scene.
-- `cmd` (causal memory distortion): the whole video; "which scene did you see just before
-  the collision?" The answer is the state one frame before the first collision. Distractors
-  are distorted memories: the colliding pair's colours swapped, one sprite displaced to
-  another cell, the event deleted (re-simulated from three frames before without
-  collisions, two frames past it) and the scene two frames after the collision.
+What each family asks (`family_answer`), and its *pair*, the two sprites whose colours the
+swapped options exchange:
 
-Each item draws three distractors from its family's candidates, keeping only those that
-differ from the answer and from each other in at least one (shape, colour, cell) attribute;
-the answer's position is uniform over the four slots. An item whose family cannot give three
-distinct distractors is skipped (and counted), never padded.
+- `tfr` (temporal frame retrieval): the whole video; "which scene comes right after the <a>
+  hits the <b>?" (sprites named by shape only, so the question gives no colour away). The
+  answer is the state one frame after the first collision; the pair is the colliding pair.
+- `vfp` (video future prediction): the first `vfp_context` frames; "which scene comes
+  `vfp_horizon` frames after the clip ends?" The answer comes from the simulation. The pair
+  is the first collision between the clip's end and the asked frame, or, without one, the two
+  sprites closest together at the asked frame (a near miss).
+- `cmd` (causal memory distortion): the whole video; "which scene did you see just before the
+  collision?" The answer is the state one frame before the first collision; the pair is the
+  colliding pair.
+
+Options: a 2 x 2 grid (`build_item`). A state is a *layout* (the cell of each sprite) worn
+with a *colouring* (the colour of each sprite). The four options are
+
+    answer                        the answer's layout, the answer's colouring
+    colours_swapped               the answer's layout, the pair's colours exchanged
+    other_cells                   another video's layout, the answer's colouring
+    other_cells_colours_swapped   another video's layout, the pair's colours exchanged
+
+The other layout is the same family's answer layout of one other video of the same split with
+as many sprites, drawn uniformly; its pair is mapped onto this item's pair (orientation at
+random) and its other sprites onto this item's other sprites at random. Sprites are
+exchangeable in the generator (shapes and colours are drawn at random and do not change the
+physics), so the other layout has the same distribution as the answer's, and the colouring
+with the pair exchanged the same distribution as the true one. Given the four options alone
+the answer is then exchangeable with the distractors: every option shares its layout with one
+option and its colouring with another, and which layout and which colouring are the true ones
+is a coin flip without the video. The card's perturbations of the answer left the answer at
+the centre of its option set instead (an option-set baseline scored 77 % on TFR and CMD).
+
+With the video the grid asks two things: where the sprites are at the asked time (the layout)
+and which colours they wear then (the colouring, which a collision swaps). For TFR and CMD the
+swapped option is often a state of the video one or two frames on the wrong side of the
+collision.
+
+Each item draws its other video and the slots (a uniform permutation of the four) from its
+own seed. An item is skipped (and counted), never redrawn, when the split has no other video
+with as many sprites or the drawn layout equals the answer's: redrawing would make the
+answer's layout more typical than the other one.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from reprolab.preprocess.video.synth import (
-    COLOUR_NAMES,
-    GRID,
-    SHAPES,
-    Scene,
-    SceneSpec,
-    State,
-    make_state,
-    state_at,
-    step,
-)
+from reprolab.core.determinism import derive_seed
+from reprolab.preprocess.video.synth import SHAPES, Scene, SceneSpec, State, state_at
 
 FAMILIES = ("tfr", "vfp", "cmd")
 N_OPTIONS = 4
 MODES = ("text", "visual")
 """How the options are shown: as sentences or as rendered images."""
+KINDS = ("answer", "colours_swapped", "other_cells", "other_cells_colours_swapped")
+"""The four cells of an item's option grid (see the module docstring)."""
 
 
 @dataclass(frozen=True)
@@ -60,14 +77,26 @@ class Item:
     question: str
     options: tuple[State, ...]
     answer_idx: int
-    distractor_kinds: tuple[str, ...]
+    distractor_kinds: tuple[str, ...]  # per option, one of KINDS
     n_frames: int  # frames of the video the model is shown (from the start)
     truth: State
+    sources: tuple[str, ...]  # per option, the video whose layout it wears
 
     @property
     def state_ids(self) -> tuple[str, ...]:
         """A stable id per option state (the same in both modes)."""
         return tuple(state_id(s) for s in self.options)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What a family asks of one video: the question, the true state, the frames shown and
+    the pair (two shapes) whose colours the swapped options exchange."""
+
+    question: str
+    truth: State
+    n_frames: int
+    pair: tuple[int, int]
 
 
 def state_id(state: State) -> str:
@@ -87,142 +116,153 @@ def mismatches(a: State, b: State) -> int:
     return count
 
 
-def _name(scene: Scene, k: int, frame: int) -> str:
-    """How a question names sprite k as it looks at `frame` (colour and shape)."""
-    return f"{COLOUR_NAMES[int(scene.colours[frame, k])]} {SHAPES[scene.shapes[k]]}"
+def _shapes(scene: Scene, i: int, j: int) -> tuple[int, int]:
+    return int(scene.shapes[i]), int(scene.shapes[j])
 
 
-def _simulate_from(
-    scene: Scene, start: int, steps: int, spec: SceneSpec, **kwargs: bool
-) -> tuple[np.ndarray, np.ndarray]:
-    """Positions and colours `steps` frames after `start`, re-simulated with `step` options."""
-    pos = scene.positions[start]
-    vel = scene.velocities[start] * (-1.0 if kwargs.pop("reverse", False) else 1.0)
-    col = scene.colours[start]
-    for _ in range(steps):
-        pos, vel, col, _events = step(pos, vel, col, spec, **kwargs)
-    return np.clip(pos, 0, spec.size - 1e-6), col
-
-
-def _with_cells(state: State, a: int, b: int) -> State:
-    """`state` with the cells of its sprites a and b (positions in the tuple) exchanged."""
-    items = list(state)
-    (sa, ca, cell_a), (sb, cb, cell_b) = items[a], items[b]
-    items[a], items[b] = (sa, ca, cell_b), (sb, cb, cell_a)
-    return tuple(sorted(items))
-
-
-def _colours_swapped(scene: Scene, frame: int, i: int, j: int, spec: SceneSpec) -> State:
-    """The state at `frame` with sprites i and j wearing each other's colours."""
-    colours = scene.colours[frame].copy()
-    colours[[i, j]] = colours[[j, i]]
-    return make_state(scene.shapes, colours, scene.positions[frame], spec.size)
-
-
-def _displaced(state: State, rng: np.random.Generator) -> State:
-    """`state` with one sprite moved to a random different cell."""
-    items = list(state)
-    k = int(rng.integers(len(items)))
-    shape, colour, cell = items[k]
-    others = [c for c in range(GRID * GRID) if c != cell]
-    items[k] = (shape, colour, int(rng.choice(others)))
-    return tuple(sorted(items))
-
-
-def _tfr(scene: Scene, spec: SceneSpec, rng: np.random.Generator, cfg: dict) -> tuple:
+def _tfr(scene: Scene, spec: SceneSpec, cfg: Mapping) -> Answer:
     first = scene.collisions[0]
     t, (i, j) = first["frame"], first["objects"]
-    answer_frame = min(t + 1, spec.frames - 1)
-    truth = state_at(scene, answer_frame, spec.size)
-    pair = rng.permutation(len(scene.shapes))[:2]
-    candidates = {
-        "earlier": state_at(scene, max(t - 2, 0), spec.size),
-        "later": state_at(scene, min(t + 5, spec.frames - 1), spec.size),
-        "cells_swapped": _with_cells(truth, int(pair[0]), int(pair[1])),
-        "no_effect": _colours_swapped(scene, answer_frame, i, j, spec),
-    }
-    question = (
-        f"which scene comes right after the {_name(scene, i, t - 1)} hits "
-        f"the {_name(scene, j, t - 1)} ?"
+    a, b = _shapes(scene, i, j)
+    return Answer(
+        f"which scene comes right after the {SHAPES[a]} hits the {SHAPES[b]} ?",
+        state_at(scene, min(t + 1, spec.frames - 1), spec.size),
+        spec.frames,
+        (a, b),
     )
-    return question, truth, candidates, spec.frames
 
 
-def _vfp(scene: Scene, spec: SceneSpec, rng: np.random.Generator, cfg: dict) -> tuple:
+def _vfp(scene: Scene, spec: SceneSpec, cfg: Mapping) -> Answer:
     context, horizon = int(cfg["vfp_context"]), int(cfg["vfp_horizon"])
-    last = context - 1
-    truth = state_at(scene, last + horizon, spec.size)
-
-    def future(**kwargs: bool) -> State:
-        pos, col = _simulate_from(scene, last, horizon, spec, **kwargs)
-        return make_state(scene.shapes, col, pos, spec.size)
-
-    target = last + horizon
-    candidates = {
-        "reversed": future(reverse=True),
-        "no_bounce": future(walls=False),
-        "no_collision": future(collide=False),
-        "static": state_at(scene, last, spec.size),
-    }
-    for k in range(len(scene.shapes)):
-        pos = scene.positions[target].copy()
-        pos[k] = scene.positions[last, k]
-        candidates[f"frozen_{SHAPES[scene.shapes[k]]}"] = make_state(
-            scene.shapes, scene.colours[target], pos, spec.size
-        )
-    question = f"which scene comes {horizon} frames after the clip ends ?"
-    return question, truth, candidates, context
+    last, target = context - 1, context - 1 + horizon
+    ahead = [e for e in scene.collisions if last < e["frame"] <= target]
+    if ahead:
+        i, j = ahead[0]["objects"]
+    else:  # a near miss: the two sprites closest together at the asked frame
+        pos = scene.positions[target]
+        pairs = [(i, j) for i in range(len(pos)) for j in range(i + 1, len(pos))]
+        i, j = min(pairs, key=lambda p: float(np.linalg.norm(pos[p[0]] - pos[p[1]])))
+    return Answer(
+        f"which scene comes {horizon} frames after the clip ends ?",
+        state_at(scene, target, spec.size),
+        context,
+        _shapes(scene, i, j),
+    )
 
 
-def _cmd(scene: Scene, spec: SceneSpec, rng: np.random.Generator, cfg: dict) -> tuple:
+def _cmd(scene: Scene, spec: SceneSpec, cfg: Mapping) -> Answer:
     first = scene.collisions[0]
     t, (i, j) = first["frame"], first["objects"]
-    truth = state_at(scene, t - 1, spec.size)
-    start = max(t - 3, 0)
-    pos, col = _simulate_from(scene, start, t + 2 - start, spec, collide=False)
-    candidates = {
-        "colours_swapped": _colours_swapped(scene, t - 1, i, j, spec),
-        "displaced": _displaced(truth, rng),
-        "event_deleted": make_state(scene.shapes, col, pos, spec.size),
-        "after": state_at(scene, min(t + 2, spec.frames - 1), spec.size),
-    }
-    return "which scene did you see just before the collision ?", truth, candidates, spec.frames
+    return Answer(
+        "which scene did you see just before the collision ?",
+        state_at(scene, t - 1, spec.size),
+        spec.frames,
+        _shapes(scene, i, j),
+    )
 
 
-BUILDERS: dict[str, Callable[..., tuple]] = {"tfr": _tfr, "vfp": _vfp, "cmd": _cmd}
+BUILDERS: dict[str, Callable[[Scene, SceneSpec, Mapping], Answer]] = {
+    "tfr": _tfr,
+    "vfp": _vfp,
+    "cmd": _cmd,
+}
+
+
+def family_answer(scene: Scene, family: str, spec: SceneSpec, cfg: Mapping) -> Answer:
+    """What `family` asks of `scene` (see the module docstring); `cfg` holds `vfp_context`
+    and `vfp_horizon`."""
+    return BUILDERS[family](scene, spec, cfg)
+
+
+def _layout_onto(source: Answer, target: Answer, rng: np.random.Generator) -> dict[int, int]:
+    """The layout of `source` worn by `target`'s sprites: shape → cell.
+
+    `source`'s pair goes onto `target`'s pair (orientation at random), its other sprites onto
+    `target`'s other sprites in a random order.
+    """
+    cells = {shape: cell for shape, _, cell in source.truth}
+    src_pair = list(source.pair) if rng.integers(2) == 0 else list(source.pair)[::-1]
+    src_rest = [s for s in sorted(cells) if s not in source.pair]
+    dst_rest = [s for s, _, _ in target.truth if s not in target.pair]
+    dst_rest = [dst_rest[k] for k in rng.permutation(len(dst_rest))]
+    mapping = dict(zip(src_pair + src_rest, list(target.pair) + dst_rest, strict=True))
+    return {mapping[shape]: cell for shape, cell in cells.items()}
+
+
+def _wear(colouring: Mapping[int, int], layout: Mapping[int, int]) -> State:
+    return tuple(sorted((shape, colouring[shape], layout[shape]) for shape in colouring))
 
 
 def build_item(
-    scene: Scene, video: str, family: str, spec: SceneSpec, seed: int, cfg: dict
+    video: str,
+    family: str,
+    answer: Answer,
+    pool: Sequence[tuple[str, Answer]],
+    seed: int,
 ) -> Item | None:
-    """The `family` item of a scene, or None when three distinct distractors do not exist.
+    """The `family` item of `video`, or None when it is skipped (see the module docstring).
 
-    `cfg` holds `vfp_context` and `vfp_horizon`. Every random choice comes from `seed`.
+    `pool` holds (video, answer) of the same family for the videos of the split (the item's
+    own video among them is ignored). Every random choice comes from `seed`.
     """
     rng = np.random.default_rng(seed)
-    question, truth, candidates, n_frames = BUILDERS[family](scene, spec, rng, cfg)
-    chosen: list[tuple[str, State]] = []
-    for kind in rng.permutation(sorted(candidates)):
-        state = candidates[str(kind)]
-        if state != truth and all(state != other for _, other in chosen):
-            chosen.append((str(kind), state))
-        if len(chosen) == N_OPTIONS - 1:
-            break
-    if len(chosen) < N_OPTIONS - 1:
+    others = [(name, a) for name, a in pool if name != video and len(a.truth) == len(answer.truth)]
+    if not others:
         return None
-    answer_idx = int(rng.integers(N_OPTIONS))
-    options = [state for _, state in chosen]
-    kinds = [kind for kind, _ in chosen]
-    options.insert(answer_idx, truth)
-    kinds.insert(answer_idx, "answer")
+    source, other = others[int(rng.integers(len(others)))]
+    layout = {shape: cell for shape, _, cell in answer.truth}
+    foreign = _layout_onto(other, answer, rng)
+    if foreign == layout:
+        return None
+    colouring = {shape: colour for shape, colour, _ in answer.truth}
+    swapped = dict(colouring)
+    a, b = answer.pair
+    swapped[a], swapped[b] = colouring[b], colouring[a]
+    grid = [
+        (KINDS[0], video, _wear(colouring, layout)),
+        (KINDS[1], video, _wear(swapped, layout)),
+        (KINDS[2], source, _wear(colouring, foreign)),
+        (KINDS[3], source, _wear(swapped, foreign)),
+    ]
+    order = [grid[k] for k in rng.permutation(N_OPTIONS)]
     return Item(
         id=f"{video}:{family}",
         family=family,
         video=video,
-        question=question,
-        options=tuple(options),
-        answer_idx=answer_idx,
-        distractor_kinds=tuple(kinds),
-        n_frames=n_frames,
-        truth=truth,
+        question=answer.question,
+        options=tuple(state for _, _, state in order),
+        answer_idx=[kind for kind, _, _ in order].index(KINDS[0]),
+        distractor_kinds=tuple(kind for kind, _, _ in order),
+        n_frames=answer.n_frames,
+        truth=answer.truth,
+        sources=tuple(name for _, name, _ in order),
     )
+
+
+def build_split(
+    scenes: Mapping[str, Scene],
+    videos: Sequence[str],
+    spec: SceneSpec,
+    seed: int,
+    cfg: Mapping,
+) -> tuple[list[Item], dict[str, int]]:
+    """Items of every family for `videos` (one split: other layouts come from these videos
+    only), in video then family order, and how many each family skipped. The item of a video
+    and family draws from derive_seed(seed, "item", video, family)."""
+    videos = sorted(videos)
+    pools = {
+        family: [(name, family_answer(scenes[name], family, spec, cfg)) for name in videos]
+        for family in FAMILIES
+    }
+    items, skipped = [], dict.fromkeys(FAMILIES, 0)
+    for index, name in enumerate(videos):
+        for family in FAMILIES:
+            answer = pools[family][index][1]
+            item = build_item(
+                name, family, answer, pools[family], derive_seed(seed, "item", name, family)
+            )
+            if item is None:
+                skipped[family] += 1
+            else:
+                items.append(item)
+    return items, skipped

@@ -22,10 +22,15 @@ the routing rate VNG-CT had on each task of the same seed: its job reads that ru
 "model") and its alignment batches from (align.seed, study, "align"); per evaluation seed, LoRA
 adapters from (seed, study, "lora"), the stream's batch order and the random gate from (…,
 "stream"); every method of a seed sees the same model and batch order.
+
+Tuning: a run applies the values its method's tuning record selected (`tune.tune_method`, the
+`vngct_tune` jobs, on the tuning seeds and held-out training items; `tune.applied_training`)
+and keeps them in metrics.json (`tuned`); there is no run without a record.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +60,7 @@ from reprolab.studies.vngct.continual import (
 )
 from reprolab.studies.vngct.data import StreamData, TaskData, load_stream_data, stream_vocabulary
 from reprolab.studies.vngct.spec import MATCHED, METHODS, STUDY
+from reprolab.studies.vngct.tune import applied_training, check_tune
 from reprolab.studies.vngct.vision import TowerFeatures
 
 TINY_PIXEL_MEAN_STD = (0.5, 0.5)
@@ -63,8 +69,9 @@ TINY_PIXEL_MEAN_STD = (0.5, 0.5)
 
 def check_params(params: dict[str, Any], streams: dict[str, Any]) -> None:
     """Reject what the schema (studies/vngct.schema.yaml) cannot: `stream` must be an entry of
-    `instr.streams`, and a method whose routing copies another's (`MATCHED`) needs that method
-    listed too. ValueError naming the key. Types, ranges, known methods and the keys of
+    `instr.streams`, a method whose routing copies another's (`MATCHED`) needs that method
+    listed too, and the tuning grids must be alike (`tune.check_tune`). ValueError naming the
+    key. Types, ranges, known methods and the keys of
     `training` and `lora` are the schema's, checked by core.params.check_config."""
     if params["stream"] not in streams:
         raise ValueError(
@@ -74,12 +81,21 @@ def check_params(params: dict[str, Any], streams: dict[str, Any]) -> None:
     for method, source in MATCHED.items():
         if method in params["methods"] and source not in params["methods"]:
             raise ValueError(f"vngct.methods: {method} matches {source}'s routing; list {source}")
+    check_tune(params)
 
 
 def matched_run(method: str, seed: int, runs_dir: str) -> dict[str, str]:
     """`{"matched": metrics.json}` of the run whose routing rates `method` copies, else `{}`."""
     if method in MATCHED:
         return {"matched": f"{runs_dir}/{MATCHED[method]}/seed{seed}/metrics.json"}
+    return {}
+
+
+def matched_tuning(method: str, tuning_dir: str = "data/vngct/tuning") -> dict[str, str]:
+    """`{"matched": tuning record}` of the method whose routing rates `method` copies, else
+    `{}`."""
+    if method in MATCHED:
+        return {"matched": f"{tuning_dir}/{MATCHED[method]}.json"}
     return {}
 
 
@@ -184,9 +200,13 @@ def run_method(
     threads: int,
     out_dir: str | Path,
     matched_metrics: str | Path | None = None,
+    *,
+    tuning: Mapping[str, Any],
 ) -> dict[str, Any]:
-    """Run one method through the stream for one seed and write metrics.json."""
+    """Run one method through the stream for one seed and write metrics.json; `tuning` is the
+    method's tuning record (`vngct_tune`), whose selected values the run applies."""
     method = METHODS[method_name]
+    tuned = applied_training(params["training"], tuning, method_name)
     stream_seed = derive_seed(seed, STUDY, "stream")
     seed_everything(stream_seed, threads)
     rates = None
@@ -204,7 +224,7 @@ def run_method(
     epochs = [int(params["epochs"][task.name]) for task in data.tasks]
     device = adapter.model.device
     tasks = [TaskData(t.name, t.train.to(device), t.test.to(device), t.choices) for t in data.tasks]
-    training = Training(**params["training"])
+    training = Training(**tuned)
     features = TowerFeatures(
         adapter,
         data.images,
@@ -237,6 +257,7 @@ def run_method(
         "swap": {"after_task": visual_after.tolist(), **swaps},
         "train_loss": result.train_loss,
         "epochs": epochs,
+        "tuned": dict(tuning["selected"]),
     }
     write_json(Path(out_dir) / "metrics.json", out)
     return out
