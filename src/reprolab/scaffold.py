@@ -285,7 +285,7 @@ STUDY_TUNING = expand(
 STUDY_RUNS = expand("results/STUDY/runs/seed{seed}/metrics.json", seed=SEEDS)
 
 
-rule STUDY_tune:
+rule STUDY_tune_method:
     output:
         tuned="data/STUDY/tuning/{method}.json",
     log:
@@ -495,7 +495,7 @@ Data, method, baselines, metrics, the table's rows and columns, the claims check
 
 ## Tuning
 
-What the `STUDY_tune` rule tunes, on which seeds, and what it chose.
+What the `STUDY_tune_method` jobs (target `STUDY_tune`) tune, on which seeds, and what it chose.
 
 ## Files
 

@@ -90,11 +90,12 @@ def test_every_job_rule_has_resources_at_paper_scale(study: str):
 
 @pytest.mark.parametrize("study", known_studies())
 def test_tuning_records_live_under_data_and_every_run_job_reads_them(study: str):
-    """`<id>_tune` writes under data/<id>/tuning/; a job that writes results/<id>/runs reads
-    tuning records, so no table job uses a value chosen outside the workflow."""
+    """`<id>_tune` gathers tuning records under data/<id>/tuning/; a job that writes
+    results/<id>/runs reads them, so no table job uses a value chosen outside the workflow."""
     rules = paper_scale_rules()
     tuning = f"data/{study}/tuning/"
-    assert all(out.startswith(tuning) for out in rules[f"{study}_tune"]["outputs"])
+    records = rules[f"{study}_tune"]["inputs"]
+    assert records and all(path.startswith(tuning) for path in records), records
     runs = f"results/{study}/runs/"
     run_jobs = [
         name

@@ -19,7 +19,7 @@ BILEVEL_HT_CURVES = [
 ]
 
 
-rule bilevel_ht_tune:
+rule bilevel_ht_tune_method:
     output:
         tuned="data/bilevel_ht/tuning/{bht_method}.json",
     log:

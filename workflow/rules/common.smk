@@ -61,6 +61,15 @@ def register_study(
     }
 
 
+def tuning_outputs(study):
+    """Every file the study's tuning jobs write (data/<id>/tuning/): the input of the
+    `<id>_tune` target that tail.smk adds, so `snakemake <id>_tune` runs them all (a job rule
+    with wildcards cannot be a target itself)."""
+    tail = STUDY_TAILS[study]
+    prefix = f"data/{study}/tuning/"
+    return [f for f in [*tail["runs"], *tail["tuning"]] if f.startswith(prefix)]
+
+
 def fragility_record(study):
     """The study's record of a run at a second CPU kernel level (reprolab fragility), read by
     its summary when there is one: an input only where it exists."""

@@ -16,7 +16,7 @@ ICL_RUNS = expand("results/icl_manifold/runs/seed{seed}/errors.h5", seed=SEEDS)
 ICL_TRAINING = expand("results/icl_manifold/runs/seed{seed}/training.json", seed=SEEDS)
 
 
-rule icl_manifold_tune:
+rule icl_manifold_tune_setting:
     output:
         tuned="data/icl_manifold/tuning/{setting}.json",
     log:

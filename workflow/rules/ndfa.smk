@@ -43,12 +43,6 @@ rule ndfa_split:
         "../scripts/ndfa_split.py"
 
 
-rule ndfa_tune:
-    input:
-        tuning=NDFA_TUNING,
-    localrule: True
-
-
 rule ndfa_tune_method:
     input:
         splits=expand("data/ndfa/{{task}}/split_seed{seed}.h5", seed=TUNING_SEEDS),

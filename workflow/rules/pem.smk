@@ -29,12 +29,6 @@ def pem_tune_upstream(wildcards):
     ]
 
 
-rule pem_tune:
-    input:
-        tuning=PEM_TUNING,
-    localrule: True
-
-
 rule pem_tune_method:
     input:
         upstream=pem_tune_upstream,

@@ -40,12 +40,6 @@ SSG_CURVES = [
 ]
 
 
-rule ssg_tune:
-    input:
-        tuning=SSG_TUNING,
-    localrule: True
-
-
 rule ssg_tune_method:
     input:
         **ssg_io.wsi_inputs(SSG_TUNE_SPEC, *SSG_WSI_ROOTS),

@@ -1,9 +1,16 @@
-# The rules every study shares, written once: summarize (table, claims, metrics, curves),
-# provenance, the papermill report and the `<id>` target, for each study registered with
-# `register_study` in its own .smk (see common.smk).
+# The rules every study shares, written once: the `<id>_tune` target (every tuning record),
+# summarize (table, claims, metrics, curves), provenance, the papermill report and the `<id>`
+# target, for each study registered with `register_study` in its own .smk (see common.smk).
 
 
 for _study, _tail in STUDY_TAILS.items():
+
+    rule:
+        name:
+            f"{_study}_tune"
+        input:
+            tuning_outputs(_study),
+        localrule: True
 
     rule:
         name:

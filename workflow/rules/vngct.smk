@@ -56,12 +56,6 @@ rule vngct_align:
         "../scripts/vngct_align.py"
 
 
-rule vngct_tune:
-    input:
-        tuning=VNGCT_TUNING,
-    localrule: True
-
-
 rule vngct_tune_method:
     input:
         unpack(lambda wc: vngct_matched_tuning(wc.method)),

@@ -1,5 +1,5 @@
-"""The bilevel_ht_tune job at ci scale: its record, its selection rule, and the run job's use of
-the selected step sizes."""
+"""The bilevel_ht_tune_method job at ci scale: its record, its selection rule, and the run
+job's use of the selected step sizes."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 Every method runs at its tuned step sizes: its params entry's `eta_base` times the `eta_scale`
 its tuning record selected (data/bilevel_ht/tuning/<method>.json, written on the tuning seeds
-by the `bilevel_ht_tune` job, `tune.tune_method`). The job splits the dataset over the nodes
+by the `bilevel_ht_tune_method` job, `tune.tune_method`). The job splits the dataset over the nodes
 (seeded by (seed, study, dataset, "data"), so both topologies of a seed see the same split),
 builds the gossip matrix and runs all noise settings and methods at once (optim.run_methods)
 with the oracle's minibatches and noise seeded by (seed, study, dataset, "oracle"): every method
@@ -103,7 +103,7 @@ def tuned_methods(
         if record["grid"] != {"eta_scale": grid} or budget != params["optim"]["iterations"]:
             raise ValueError(
                 f"{path}: stale tuning record of {record['method']!r} (its grid or iteration "
-                "budget is not the params' one): rerun its bilevel_ht_tune job"
+                "budget is not the params' one): rerun its bilevel_ht_tune_method job"
             )
         records[record["method"]] = record
     missing = [name for name in params["methods"] if name not in records]

@@ -58,7 +58,7 @@ class Method:
     @classmethod
     def from_params(cls, values: dict[str, Any], eta_scale: float = 1.0) -> Method:
         """A Method from its params.yaml entry, its step sizes the entry's `eta_base` times
-        `eta_scale` (the multiplier the `bilevel_ht_tune` job selects)."""
+        `eta_scale` (the multiplier the `bilevel_ht_tune_method` job selects)."""
         return cls(
             estimator=values["estimator"],
             direction=values["direction"],

@@ -1,4 +1,4 @@
-"""The `bilevel_ht_tune` job: choose one method's step size on the tuning seeds.
+"""The `bilevel_ht_tune_method` job: choose one method's step size on the tuning seeds.
 
 Every method has a base step per block (params `methods.<m>.eta_base`) and a grid of
 multipliers (`tune.grid.<m>.eta_scale`, the same number of points for every method). A grid
@@ -102,7 +102,7 @@ def tune_method(
     """Tune `method`'s step-size multiplier on the tuning `seeds` and write its record."""
     check_params(params)
     if method not in params["methods"]:
-        raise ValueError(f"bilevel_ht_tune: {method!r} is not in bilevel_ht.methods")
+        raise ValueError(f"bilevel_ht_tune_method: {method!r} is not in bilevel_ht.methods")
     grid = {"eta_scale": [float(v) for v in params["tune"]["grid"][method]["eta_scale"]]}
     points = grid_points(grid)
     start = time.perf_counter()
