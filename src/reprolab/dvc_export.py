@@ -53,6 +53,7 @@ COMMON_DEPS = (
     "requirements.lock",
 )
 GLOBAL_PARAMS = ("scale", "seeds", "threads", "cpu_kernels", "scales")
+"""Params every stage reads; a study stage also reads `tuning_seeds` (its `<id>_tune` jobs)."""
 TAIL = Path("workflow/rules/tail.smk")
 """The rules every study shares (summarize, provenance, report, target)."""
 INDEX_SCRIPT = Path("workflow/scripts/index.py")
@@ -183,7 +184,7 @@ def study_stage(study: str, root: Path) -> dict[str, Any]:
         "desc": summary_line(root / "src/reprolab/studies" / study),
         "cmd": f"snakemake --cores all {study}",
         "deps": sorted(set(deps)),
-        "params": [*GLOBAL_PARAMS, study],
+        "params": [*GLOBAL_PARAMS, "tuning_seeds", study],
         "outs": outs,
         "metrics": [{str(results / "metrics.json"): {"cache": False}}],
     }

@@ -58,6 +58,12 @@ def test_a_winner_on_a_numeric_edge_is_flagged_not_a_categorical_one():
     assert on_edge({"flag": [True, False]}, {"flag": True}) == []
 
 
+def test_zero_is_a_bound_of_the_domain_not_an_edge():
+    grid = {"weight": [0.0, 0.01, 0.1]}
+    assert on_edge(grid, {"weight": 0.0}) == []
+    assert on_edge(grid, {"weight": 0.1}) == ["weight"]
+
+
 def test_minimising_and_ties_go_to_the_first_point():
     record = tune("m", {"lr": [0.01, 0.1, 1.0]}, lambda v, s: 1.0, SEEDS, "loss", "min")
     assert record["selected"] == {"lr": 0.01}

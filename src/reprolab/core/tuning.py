@@ -37,11 +37,16 @@ def grid_points(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
 def on_edge(grid: Mapping[str, Sequence[Any]], selected: Mapping[str, Any]) -> list[str]:
     """Names of the numeric grid axes (two values or more) whose selected value is the axis's
     smallest or largest: a better value may lie outside the grid. Categorical axes (strings,
-    booleans) have no edge."""
+    booleans) have no edge, and neither has a lower end at 0: the grids tune non-negative
+    quantities (rates, loss weights), so nothing lies below 0 and a winner there (the term
+    switched off) is a result, not a grid too narrow."""
     edges = []
     for name, values in grid.items():
         numeric = all(isinstance(v, int | float) and not isinstance(v, bool) for v in values)
-        if numeric and len(values) >= 2 and selected[name] in (min(values), max(values)):
+        if not numeric or len(values) < 2:
+            continue
+        ends = {max(values)} | ({min(values)} if min(values) != 0 else set())
+        if selected[name] in ends:
             edges.append(name)
     return edges
 

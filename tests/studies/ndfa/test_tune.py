@@ -10,33 +10,11 @@ from reprolab.core.tuning import read_tuning, write_tuning
 from reprolab.studies.ndfa.data import Split, load_task, validation_split
 from reprolab.studies.ndfa.jobs import check_params, tune_method, tuned_config
 from tests.conftest import study_section
+from tests.studies.ndfa import tiny
 
-TASK = {
-    "dataset": "teacher",
-    "arch": "mlp",
-    "hidden": [8, 8, 8],
-    "activation": "tanh",
-    "n_train": 120,
-    "n_test": 32,
-    "n_features": 6,
-    "n_classes": 4,
-    "teacher_hidden": [8],
-    "teacher_gain": 1.0,
-    "teacher_seed": 0,
-    "augment": "none",
-}
-TRAIN = {
-    "epochs": 2,
-    "batch_size": 32,
-    "optimizer": "adam",
-    "weight_decay": 0.0,
-    "momentum": 0.0,
-    "schedule": "constant",
-    "align_batch": 32,
-    "eval_batch_size": 64,
-    "device": "cpu",
-}
-SURROGATE = {"width": 8, "lr": 1e-3, "target": "softmax", "jvp_weight": 0.0, "skip": True}
+TASK = {**tiny.TASK, "n_train": 120}
+TRAIN = {key: value for key, value in tiny.TRAIN.items() if key != "lr"}  # lr: tuned
+SURROGATE = tiny.SURROGATE
 TUNE = {"validation_fraction": 0.25, "grid": {"teacher": {"ndfa": {"lr": [1e-3, 3e-3, 1e-2]}}}}
 
 

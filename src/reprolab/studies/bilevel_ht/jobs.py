@@ -56,7 +56,7 @@ def check_params(params: dict[str, Any]) -> None:
     checked by core.params.check_config before any job starts.
     """
     claims = params["claims"]
-    for key in ("method", "ablation", "clipping", "unnormalised"):
+    for key in ("method", "ablation", "clipping", "unnormalised", "target_method"):
         names = claims[key] if isinstance(claims[key], list) else [claims[key]]
         for name in names:
             if name not in params["methods"]:
