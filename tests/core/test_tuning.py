@@ -5,6 +5,7 @@ import pytest
 
 from reprolab.core.io import write_json
 from reprolab.core.tuning import (
+    check_equal_grids,
     grid_points,
     on_edge,
     plot_tuning,
@@ -118,3 +119,13 @@ def test_two_records_of_one_method_are_an_error(tmp_path):
         write_tuning(tmp_path / f"{name}.json", record)
     with pytest.raises(ValueError, match="a second tuning record of method 'a'"):
         selected([tmp_path / "one.json", tmp_path / "two.json"])
+
+
+def test_grids_must_exist_and_have_one_size():
+    grids = {"a": {"lr": [0.1, 1.0]}, "b": {"lr": [0.1, 1.0], "act": ["tanh"]}}
+    check_equal_grids(grids, ["a", "b"], "s.tune.grid")
+    with pytest.raises(ValueError, match=r"s.tune.grid: no grid for method\(s\) \['c'\]"):
+        check_equal_grids(grids, ["a", "c"], "s.tune.grid")
+    grids["b"]["act"] = ["tanh", "relu"]
+    with pytest.raises(ValueError, match=r"s.tune.grid: every method .* \{'a': 2, 'b': 4\}"):
+        check_equal_grids(grids, ["a", "b"], "s.tune.grid")

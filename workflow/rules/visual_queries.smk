@@ -1,11 +1,18 @@
 # visual_queries: vision-centric video evaluation (paper 2). The sprite videos of the video
-# family are decoded once; per seed the items are built (train split and the test benchmark in
-# both modes), then one job per (method, seed) answers them; the shared tail (tail.smk) writes
-# the table, claims, provenance and report.
+# family are decoded once; per trained model one tuning job (its learning-rate grid trained on
+# the tuning seeds' training videos, scored on validation videos that no evaluation seed tests;
+# a core.tuning record; `visual_queries_tune` builds them all); per seed the items are built
+# (train split and the test benchmark in both modes), then one job per (method, seed) answers
+# them, trained with the selected values; the shared tail (tail.smk) writes the table, claims,
+# tuning summary, provenance and report.
+from reprolab.core.tuning import grid_points
 from reprolab.studies.visual_queries.jobs import check_params as vq_check_params
+from reprolab.studies.visual_queries.jobs import tuning_records as vq_tuning_records
+from reprolab.studies.visual_queries.tune import check_grids as vq_check_grids
 
 VQ = section("visual_queries")
 VQ_VIDEO = vq_check_params(VQ, section("video")["datasets"])
+vq_check_grids(VQ)
 VQ_RAW = f"data/raw/video/{VQ['dataset']}"
 VQ_FRAMES = f"data/video/{VQ['dataset']}/frames"
 VQ_DATA = "data/visual_queries"
@@ -14,6 +21,36 @@ VQ_RUNS = [
     for method in VQ["methods"]
     for seed in SEEDS
 ]
+VQ_TUNED = vq_tuning_records(VQ["methods"])
+VQ_TUNING = expand(f"{VQ_DATA}/tuning/{{method}}.json", method=VQ_TUNED)
+VQ_TUNE_RUNS = len(TUNING_SEEDS) * max(
+    [len(grid_points(VQ["tune"]["grid"][m])) for m in VQ_TUNED], default=0
+)
+
+
+rule visual_queries_tune_method:
+    input:
+        frames=VQ_FRAMES,
+        annotations=f"{VQ_RAW}/annotations",
+    output:
+        tuning=f"{VQ_DATA}/tuning/{{method}}.json",
+    log:
+        "logs/visual_queries/tune/{method}.log",
+    wildcard_constraints:
+        method="|".join(VQ_TUNED) or "no_trained_method",
+    conda:
+        "../../envs/torch.yaml"
+    threads: THREADS
+    resources:
+        mem_mb=lambda wc, attempt: 4000 * attempt,
+        runtime=lambda wc, attempt: 2 * VQ_TUNE_RUNS * attempt,
+    params:
+        study=VQ,
+        scene=VQ_VIDEO["scene"],
+        seeds=TUNING_SEEDS,
+        eval_seeds=SEEDS,
+    script:
+        "../scripts/visual_queries_tune.py"
 
 
 rule visual_queries_items:
@@ -48,6 +85,9 @@ rule visual_queries_run:
         frames=VQ_FRAMES,
         annotations=f"{VQ_RAW}/annotations",
         item_set=f"{VQ_DATA}/seed{{seed}}/items.jsonl",
+        # every record (a job applies its method's; a method that trains nothing, none): the
+        # contract asks each run rule to read the tuning records by name
+        tuning=VQ_TUNING,
     output:
         metrics="results/visual_queries/runs/{method}/seed{seed}/metrics.json",
         predictions="results/visual_queries/runs/{method}/seed{seed}/predictions.csv",
@@ -72,6 +112,7 @@ rule visual_queries_run:
 register_study(
     "visual_queries",
     runs=VQ_RUNS,
+    tuning=VQ_TUNING,
     captions={
         "table": "visual_queries: accuracy with text options and with visual (image) options on "
         "three families (temporal frame retrieval, video future prediction, causal memory "
@@ -83,8 +124,8 @@ register_study(
         "(x = 1), one series per ``<family>/<method>``, mean over seeds. The runs record no "
         "per-step curve; the drop from x = 0 to x = 1 is the table's Δ.",
         "report": "The papermill report of the visual_queries study: example items in both "
-        "option modes, the table, the text − visual gap per family and backend, and the claim "
-        "and benchmark checks.",
+        "option modes, the table, the text − visual gap per family and backend, the claim "
+        "and benchmark checks and the learning-rate tuning curves.",
     },
     report_params={
         "methods": VQ["methods"],

@@ -3,6 +3,7 @@
 from pathlib import Path
 
 from reprolab.core.progress import job_log
+from reprolab.core.tuning import selected
 from reprolab.studies.visual_queries.dataset import load_corpus
 from reprolab.studies.visual_queries.item_files import read_items
 from reprolab.studies.visual_queries.jobs import run_method
@@ -19,6 +20,7 @@ with job_log(snakemake.log[0]):
         read_items(snakemake.input.item_set),
         int(snakemake.wildcards.seed),
         dict(snakemake.params.study),
+        selected(snakemake.input.tuning),
         snakemake.threads,
         Path(snakemake.output.metrics).parent,
     )

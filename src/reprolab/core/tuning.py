@@ -34,6 +34,22 @@ def grid_points(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
     return [dict(zip(names, combo, strict=True)) for combo in itertools.product(*grid.values())]
 
 
+def check_equal_grids(grids: Mapping[str, Mapping[str, Sequence[Any]]], methods: Sequence[str],
+                      key: str) -> None:
+    """Require a grid for every one of `methods` and the same number of points in each (the
+    same tuning budget for every method); `key` names the grids' place in params.yaml (say
+    `ssg.tune.grid`) in the ValueError."""
+    missing = [m for m in methods if m not in grids]
+    if missing:
+        raise ValueError(f"{key}: no grid for method(s) {missing}")
+    sizes = {m: len(grid_points(grids[m])) for m in methods}
+    if len(set(sizes.values())) > 1:
+        raise ValueError(
+            f"{key}: every method needs the same number of grid points (the same tuning "
+            f"budget), got {sizes}"
+        )
+
+
 def on_edge(grid: Mapping[str, Sequence[Any]], selected: Mapping[str, Any]) -> list[str]:
     """Names of the numeric grid axes (two values or more) whose selected value is the axis's
     smallest or largest: a better value may lie outside the grid. Categorical axes (strings,

@@ -7,6 +7,7 @@ import pytest
 from reprolab.preprocess.video.frames import FrameOptions, extract_frames
 from reprolab.preprocess.video.synth import write_scenes
 from reprolab.studies.visual_queries.dataset import load_corpus
+from reprolab.studies.visual_queries.jobs import with_values
 
 SCENE = {
     "size": 32,
@@ -25,14 +26,13 @@ PARAMS = {
     "items": {"vfp_context": 8, "vfp_horizon": 6},
     "render": {"jitter": 1.0, "scale_jitter": 0.1},
     "lengths": {"question": 16, "option": 16},
-    "blind_visual": {"steps": 3, "batch_size": 8, "lr": 0.001},
-    "captioner": {"steps": 3, "batch_size": 16, "lr": 0.003},
+    "blind_visual": {"steps": 3, "batch_size": 8},
+    "captioner": {"steps": 3, "batch_size": 16},
     "tinyvlm": {
         "dim": 16,
         "layers": 1,
         "heads": 2,
         "temperature": 0.1,
-        "lr": 0.001,
         "weight_decay": 0.01,
         "visual_share": 0.5,
         "textheavy_visual_share": 0.1,
@@ -40,7 +40,28 @@ PARAMS = {
         "tune": {"steps": 3, "batch_size": 4, "freeze_encoders": True},
     },
     "hf_vlm": {"path": "", "device": "cpu", "dtype": "float32"},
+    "tune": {
+        "validation_videos": 4,
+        "grid": {
+            "blind": {"lr": [0.001, 0.003]},
+            "caption_reason": {"lr": [0.001, 0.003]},
+            "tinyvlm": {"lr": [0.001, 0.003]},
+        },
+    },
 }
+"""The study's params as params.yaml shapes them: no learning rate (the tuning records set it)."""
+SELECTED = {"blind": {"lr": 0.001}, "caption_reason": {"lr": 0.003}, "tinyvlm": {"lr": 0.001}}
+"""Selected values as the tuning records give them (core.tuning.selected)."""
+
+
+def _with_selected(params: dict, selected: dict) -> dict:
+    for method, values in selected.items():
+        params = with_values(params, method, values)
+    return params
+
+
+TRAINED = _with_selected(PARAMS, SELECTED)
+"""PARAMS with SELECTED set, for the tests that call a trainer directly."""
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,7 @@ import pytest
 from reprolab.studies.visual_queries import baselines
 from reprolab.studies.visual_queries.dataset import build_items, split
 
-from .conftest import PARAMS
+from .conftest import PARAMS, TRAINED
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
@@ -60,7 +60,7 @@ def test_blind_text_finds_a_planted_template_leak(splits):
 
 def test_blind_visual_and_pixel_nn_answer_every_item(corpus, splits):
     test = splits["test"]
-    visual = baselines.blind_visual(splits["train"], test, corpus, 0, PARAMS)
+    visual = baselines.blind_visual(splits["train"], test, corpus, 0, TRAINED)
     assert visual.shape == (len(test),) and set(np.unique(visual)) <= {0, 1, 2, 3}
     for mode in ("text", "visual"):
         picks = baselines.pixel_nn(test, corpus, mode, 0, PARAMS["render"])

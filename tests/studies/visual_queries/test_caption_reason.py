@@ -9,7 +9,7 @@ from reprolab.studies.visual_queries import caption_reason
 from reprolab.studies.visual_queries.dataset import build_items, split
 from reprolab.studies.visual_queries.items import build_split
 
-from .conftest import PARAMS
+from .conftest import PARAMS, TRAINED
 
 SPEC = SceneSpec(radius=4.5)
 CFG = {"vfp_context": 8, "vfp_horizon": 6}
@@ -44,7 +44,7 @@ def test_extrapolation_moves_along_the_observed_cell_motion():
 def test_learned_captioner_runs_through_both_modes(corpus):
     videos = split(corpus.names, 0, PARAMS["n_test"])
     test, _ = build_items(corpus, videos["test"], 0, PARAMS["items"])
-    model = caption_reason.train_captioner(corpus, videos["train"], 0, PARAMS["captioner"])
+    model = caption_reason.train_captioner(corpus, videos["train"], 0, TRAINED["captioner"])
     for mode in ("text", "visual"):
         answers = caption_reason.caption_reason(model, test, corpus, mode, 0, PARAMS)
         assert answers.shape == (len(test),) and answers.min() >= 0 and answers.max() <= 3

@@ -16,7 +16,7 @@ from reprolab.studies.visual_queries.item_files import read_items
 from reprolab.studies.visual_queries.jobs import check_params, make_items, run_method
 from tests.conftest import study_section
 
-from .conftest import PARAMS
+from .conftest import PARAMS, SELECTED
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
@@ -47,18 +47,22 @@ def test_make_items_writes_both_modes_and_is_deterministic(corpus, item_dir, tmp
 
 def test_run_method_writes_metrics_and_predictions(corpus, item_dir, tmp_path):
     splits = read_items(item_dir[0] / "items.jsonl")
-    metrics = run_method("oracle", corpus, splits, 0, PARAMS, 1, tmp_path, show_progress=False)
+    metrics = run_method(
+        "oracle", corpus, splits, 0, PARAMS, SELECTED, 1, tmp_path, show_progress=False
+    )
     assert metrics["tfr_acc_text"] == 100.0 and metrics["cmd_acc_visual"] == 100.0
     assert read_json(tmp_path / "metrics.json")["n_test"] == len(splits["test"])
     predictions = pd.read_csv(tmp_path / "predictions.csv")
     assert len(predictions) == 2 * len(splits["test"])
     with pytest.raises(ValueError, match="unknown visual_queries method 'gpt'"):
-        run_method("gpt", corpus, splits, 0, PARAMS, 1, tmp_path)
+        run_method("gpt", corpus, splits, 0, PARAMS, SELECTED, 1, tmp_path)
 
 
 def test_tinyvlm_run_reports_its_losses(corpus, item_dir, tmp_path):
     splits = read_items(item_dir[0] / "items.jsonl")
-    metrics = run_method("tinyvlm", corpus, splits, 0, PARAMS, 1, tmp_path, show_progress=False)
+    metrics = run_method(
+        "tinyvlm", corpus, splits, 0, PARAMS, SELECTED, 1, tmp_path, show_progress=False
+    )
     assert set(metrics["final_loss"]) == {"align", "tune"}
     assert metrics["parameters"] > 0
 
@@ -72,7 +76,7 @@ def test_hf_vlm_backend_answers_through_a_local_tiny_llava(corpus, item_dir, tmp
     params["hf_vlm"]["path"] = str(folder)
     splits = read_items(item_dir[0] / "items.jsonl")
     splits["test"] = splits["test"][:4]
-    metrics = run_method("hf_vlm", corpus, splits, 0, params, 1, tmp_path / "run")
+    metrics = run_method("hf_vlm", corpus, splits, 0, params, {}, 1, tmp_path / "run")
     assert metrics["model"] == str(folder)
     predictions = pd.read_csv(tmp_path / "run" / "predictions.csv")
     assert len(predictions) == 8 and predictions["predicted"].between(0, 3).all()

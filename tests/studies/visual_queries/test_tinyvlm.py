@@ -12,7 +12,7 @@ from reprolab.studies.visual_queries.dataset import build_items, split
 from reprolab.studies.visual_queries.models import TinyVLM
 from reprolab.studies.visual_queries.text import build_vocabulary
 
-from .conftest import PARAMS
+from .conftest import PARAMS, TRAINED
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
@@ -27,7 +27,7 @@ def data(corpus):
 
 
 def _params(freeze: bool) -> dict:
-    params = copy.deepcopy(PARAMS)
+    params = copy.deepcopy(TRAINED)
     params["tinyvlm"]["tune"]["freeze_encoders"] = freeze
     return params
 
@@ -75,7 +75,7 @@ def test_training_is_reproducible(corpus, data):
     for _ in range(2):
         torch.manual_seed(2)
         model, curves, cache = tinyvlm.train_tinyvlm(
-            corpus, train, videos["train"], vocabulary, 0, 0.5, PARAMS
+            corpus, train, videos["train"], vocabulary, 0, 0.5, TRAINED
         )
         runs.append(
             (curves, tinyvlm.answer(model, test, corpus, True, vocabulary, 0, PARAMS, cache))

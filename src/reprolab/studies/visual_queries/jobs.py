@@ -3,8 +3,13 @@
 `make_items` (the items rule) splits the videos for a seed and writes items.jsonl and the
 benchmark files. `run_method` (one job per method and seed) fits the backend on the training
 items where it learns, answers every test item in both modes and writes
-`<runs>/<method>/seed<k>/metrics.json` (accuracy per family and mode, plus what the backend
-reports about itself) and `predictions.csv` (item, mode, answer, predicted).
+`<runs>/<method>/seed<k>/metrics.json` (accuracy per family and mode, the tuned values it
+trained with, plus what the backend reports about itself) and `predictions.csv` (item, mode,
+answer, predicted).
+
+The methods that train (`LEARNS`) take their learning rate from a tuning record
+(`visual_queries_tune_method`, `tune.py`), never from params.yaml: `tuned_params` sets the
+record's selected values in the method's params group before it trains.
 
 Methods: `oracle`, `blind` (option-only: `blind_text` in text mode, `blind_visual` in visual
 mode), `blind_set` (the option closest to the other three), `pixel_nn`, `caption_reason`,
@@ -16,7 +21,8 @@ derive_seed(seed, study, method).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import copy
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +50,56 @@ METHODS = (
     "hf_vlm",
 )
 VISUAL_SHARE = {"tinyvlm": "visual_share", "tinyvlm_textheavy": "textheavy_visual_share"}
+LEARNS = {
+    "blind": "blind_visual",
+    "caption_reason": "captioner",
+    "tinyvlm": "tinyvlm",
+    "tinyvlm_textheavy": "tinyvlm",
+}
+"""The methods that train, and the params group whose settings their tuning grid sets: the
+option-image CNN of `blind` (its text half, TF-IDF + logistic regression, has no learning
+rate), the captioner behind `caption_reason`, and TinyVLM (both stages, one optimizer setting).
+The other methods train nothing and have no tuning."""
+SHARED_RECORD = {"tinyvlm_textheavy": "tinyvlm"}
+"""A method that trains with another method's tuning record: the text-heavy probe takes the
+values selected for balanced TinyVLM, so the two rows differ only in the share of visual
+batches (the factor the probe varies), as they shared one hand-set rate before tuning."""
+
+
+def tuning_record(method: str) -> str:
+    """The name of the tuning record whose selected values `method` trains with."""
+    if method not in LEARNS:
+        raise ValueError(f"visual_queries method {method!r} trains nothing and has no tuning")
+    return SHARED_RECORD.get(method, method)
+
+
+def tuning_records(methods: Sequence[str]) -> list[str]:
+    """The tuning records (one `visual_queries_tune_method` job each) that the listed methods
+    train with, in table order, each once."""
+    return list(dict.fromkeys(tuning_record(m) for m in methods if m in LEARNS))
+
+
+def with_values(params: Mapping[str, Any], method: str, values: Mapping[str, Any]) -> dict:
+    """A copy of the study's params with `values` (grid axis -> value, e.g. {"lr": 0.001})
+    set in `method`'s params group (`LEARNS`)."""
+    out = copy.deepcopy(dict(params))
+    out[LEARNS[method]].update(values)
+    return out
+
+
+def tuned_params(
+    params: Mapping[str, Any], method: str, selected: Mapping[str, Mapping[str, Any]]
+) -> tuple[dict, dict[str, Any]]:
+    """The params a run of `method` uses and the tuned values in them: a method that trains
+    gets the values its tuning record selected (`selected`: core.tuning.selected of the
+    records), a method that trains nothing the params as they are and no values."""
+    if method not in LEARNS:
+        return dict(params), {}
+    record = tuning_record(method)
+    if record not in selected:
+        raise ValueError(f"visual_queries {method}: no tuning record {record!r} given")
+    values = dict(selected[record])
+    return with_values(params, method, values), values
 
 
 def check_params(params: dict[str, Any], video_datasets: dict[str, Any]) -> dict[str, Any]:
@@ -93,7 +149,7 @@ def accuracy(items: Sequence[Item], predicted: np.ndarray) -> dict[str, float]:
     return out
 
 
-def _answers(
+def fit_and_answer(
     method: str,
     corpus: Corpus,
     train: list[Item],
@@ -102,7 +158,9 @@ def _answers(
     params: dict[str, Any],
     show_progress: bool,
 ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-    """Predicted options per mode and the backend's own diagnostics."""
+    """Fit `method` on the `train` items where it learns (with the learning rate in `params`)
+    and answer the `test` items: the predicted option per mode and the backend's own
+    diagnostics. The run jobs answer a seed's test items, the tuning jobs validation items."""
     render = params["render"]
     if method == "oracle":
         return {mode: baselines.oracle(test, mode) for mode in MODES}, {}
@@ -167,17 +225,24 @@ def run_method(
     splits: dict[str, list[Item]],
     seed: int,
     params: dict[str, Any],
+    selected: Mapping[str, Mapping[str, Any]],
     threads: int,
     out_dir: str | Path,
     show_progress: bool = True,
 ) -> dict[str, Any]:
-    """Fit and evaluate one backend for one seed; write metrics.json and predictions.csv."""
+    """Fit and evaluate one backend for one seed with the values its tuning record selected
+    (`selected`: core.tuning.selected of the records); write metrics.json and predictions.csv."""
     if method not in METHODS:
         raise ValueError(f"unknown visual_queries method {method!r}; known: {', '.join(METHODS)}")
+    params, tuned = tuned_params(params, method, selected)
     seed_everything(derive_seed(seed, STUDY, method), threads)
     test = splits["test"]
-    answers, extra = _answers(method, corpus, splits["train"], test, seed, params, show_progress)
+    answers, extra = fit_and_answer(
+        method, corpus, splits["train"], test, seed, params, show_progress
+    )
     metrics: dict[str, Any] = {"method": method, "seed": seed, "n_test": len(test), **extra}
+    if tuned:
+        metrics["tuned"] = tuned
     for mode in MODES:
         for family, value in accuracy(test, answers[mode]).items():
             metrics[f"{family}_acc_{mode}"] = value
