@@ -34,8 +34,9 @@ def grid_points(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
     return [dict(zip(names, combo, strict=True)) for combo in itertools.product(*grid.values())]
 
 
-def check_equal_grids(grids: Mapping[str, Mapping[str, Sequence[Any]]], methods: Sequence[str],
-                      key: str) -> None:
+def check_equal_grids(
+    grids: Mapping[str, Mapping[str, Sequence[Any]]], methods: Sequence[str], key: str
+) -> None:
     """Require a grid for every one of `methods` and the same number of points in each (the
     same tuning budget for every method); `key` names the grids' place in params.yaml (say
     `ssg.tune.grid`) in the ValueError."""

@@ -9,13 +9,21 @@ import numpy as np
 import pytest
 import torch
 
+from reprolab.core.determinism import derive_seed, seed_everything
 from reprolab.core.params import ParamsError, check_section
 from reprolab.core.tuning import read_tuning, write_tuning
 from reprolab.studies.visual_queries import tune
 from reprolab.studies.visual_queries.dataset import split
 from reprolab.studies.visual_queries.item_files import read_items
 from reprolab.studies.visual_queries.items import FAMILIES, MODES
-from reprolab.studies.visual_queries.jobs import make_items, run_method, tuning_records
+from reprolab.studies.visual_queries.jobs import (
+    fit_and_answer,
+    make_items,
+    run_method,
+    tuning_records,
+    with_values,
+)
+from reprolab.studies.visual_queries.views import Renders
 from tests.conftest import study_section
 
 from .conftest import PARAMS
@@ -104,6 +112,26 @@ def test_a_tune_job_writes_a_record_read_tuning_accepts(corpus, tmp_path, method
     assert back["selected"]["lr"] in (0.001, 0.003) and np.isfinite(back["score"])
     assert back["tuning_seeds"] == [1000] and back["validation"]["evaluation_seeds"] == EVAL_SEEDS
     assert back["items"]["seed1000"]["validation"] > 0 and "lr" not in back["settings"]
+
+
+@pytest.mark.parametrize("method", ["blind", "caption_reason", "tinyvlm"])
+def test_reused_renders_change_no_answer(corpus, method):
+    """A tuning job draws option images and TinyVLM's alignment batches once per seed
+    (`views.Renders`); every later grid point answers as if it had drawn them itself."""
+    parts = tune.tuning_items(corpus, 1000, PARAMS, EVAL_SEEDS)
+    trial = with_values(PARAMS, method, {"lr": 0.003})
+    renders = Renders()
+    runs = []
+    for reuse in (None, renders, renders):
+        seed_everything(derive_seed(1000, "visual_queries", method), 1)
+        answers, _ = fit_and_answer(
+            method, corpus, parts["fit"], parts["validation"], 1000, trial, False, reuse
+        )
+        runs.append(answers)
+    for answers in runs[1:]:
+        assert all((answers[m] == runs[0][m]).all() for m in MODES)
+    assert renders.option_images
+    assert len(renders.align) == (PARAMS["tinyvlm"]["align"]["steps"] if method == "tinyvlm" else 0)
 
 
 class _AdamW(torch.optim.AdamW):

@@ -36,7 +36,11 @@ from reprolab.studies.visual_queries.dataset import Corpus
 from reprolab.studies.visual_queries.items import FAMILIES, N_OPTIONS, Item, mismatches
 from reprolab.studies.visual_queries.models import OptionScorer
 from reprolab.studies.visual_queries.text import text_to_state
-from reprolab.studies.visual_queries.views import option_images, option_texts
+from reprolab.studies.visual_queries.views import (
+    cached_option_images,
+    option_images,
+    option_texts,
+)
 
 CANONICAL_SEED = 0
 
@@ -79,13 +83,17 @@ def blind_visual(
     seed: int,
     params: dict[str, Any],
     show_progress: bool = False,
+    image_cache: dict[str, np.ndarray] | None = None,
 ) -> np.ndarray:
-    """Option-only visual baseline: a CNN scores each option image; softmax over an item's four."""
+    """Option-only visual baseline: a CNN scores each option image; softmax over an item's four.
+    Option images are taken from `image_cache` where drawn before (`views.cached_option_images`)."""
     cfg, render = params["blind_visual"], params["render"]
     rng = np.random.default_rng(seed)
     model = OptionScorer(corpus.spec.size)
     optimizer = torch.optim.AdamW(model.parameters(), lr=float(cfg["lr"]))
-    images = np.stack([option_images(item, seed, corpus.spec, render) for item in train])
+    images = np.stack(
+        [cached_option_images(item, seed, corpus.spec, render, image_cache) for item in train]
+    )
     answers = torch.tensor([item.answer_idx for item in train])
     for _ in progress(range(int(cfg["steps"])), "blind_visual", enabled=show_progress):
         pick = rng.integers(len(train), size=int(cfg["batch_size"]))
@@ -96,7 +104,9 @@ def blind_visual(
         optimizer.step()
     model.eval()
     with torch.inference_mode():
-        test_images = np.stack([option_images(item, seed, corpus.spec, render) for item in test])
+        test_images = np.stack(
+            [cached_option_images(item, seed, corpus.spec, render, image_cache) for item in test]
+        )
         return model(torch.from_numpy(test_images)).argmax(-1).numpy()
 
 

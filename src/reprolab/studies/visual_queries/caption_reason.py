@@ -32,7 +32,7 @@ from reprolab.studies.visual_queries.dataset import Corpus
 from reprolab.studies.visual_queries.items import Item, mismatches
 from reprolab.studies.visual_queries.models import Captioner
 from reprolab.studies.visual_queries.text import text_to_state
-from reprolab.studies.visual_queries.views import option_images, option_texts
+from reprolab.studies.visual_queries.views import cached_option_images, option_texts
 
 ABSENT = -1
 
@@ -134,8 +134,10 @@ def caption_reason(
     mode: str,
     seed: int,
     params: dict[str, Any],
+    image_cache: dict[str, np.ndarray] | None = None,
 ) -> np.ndarray:
-    """Answers of caption-then-reason on `items` in `mode`."""
+    """Answers of caption-then-reason on `items` in `mode` (option images taken from
+    `image_cache` where drawn before, `views.cached_option_images`)."""
     horizon = int(params["items"]["vfp_horizon"])
     answers, clip_captions = [], {}
     for item in items:
@@ -147,7 +149,8 @@ def caption_reason(
         if mode == "text":
             options = [text_to_state(t) for t in option_texts(item)]
         else:
-            options = caption(model, option_images(item, seed, corpus.spec, params["render"]))
+            images = cached_option_images(item, seed, corpus.spec, params["render"], image_cache)
+            options = caption(model, images)
         answers.append(int(np.argmin([mismatches(predicted, o) for o in options])))
     return np.asarray(answers)
 

@@ -36,7 +36,7 @@ from reprolab.studies.visual_queries.dataset import Corpus, build_items, split
 from reprolab.studies.visual_queries.item_files import write_benchmark, write_items
 from reprolab.studies.visual_queries.items import FAMILIES, MODES, Item
 from reprolab.studies.visual_queries.text import build_vocabulary
-from reprolab.studies.visual_queries.views import option_images, option_texts
+from reprolab.studies.visual_queries.views import Renders, option_images, option_texts
 
 STUDY = "visual_queries"
 METHODS = (
@@ -157,15 +157,18 @@ def fit_and_answer(
     seed: int,
     params: dict[str, Any],
     show_progress: bool,
+    renders: Renders | None = None,
 ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """Fit `method` on the `train` items where it learns (with the learning rate in `params`)
     and answer the `test` items: the predicted option per mode and the backend's own
-    diagnostics. The run jobs answer a seed's test items, the tuning jobs validation items."""
+    diagnostics. The run jobs answer a seed's test items, the tuning jobs validation items,
+    passing the seed's `renders` so that every grid point reuses the draws of the first."""
     render = params["render"]
+    images = None if renders is None else renders.option_images
     if method == "oracle":
         return {mode: baselines.oracle(test, mode) for mode in MODES}, {}
     if method == "blind":
-        visual = baselines.blind_visual(train, test, corpus, seed, params, show_progress)
+        visual = baselines.blind_visual(train, test, corpus, seed, params, show_progress, images)
         return {"text": baselines.blind_text(train, test), "visual": visual}, {}
     if method == "blind_set":
         return {m: baselines.blind_set(test, corpus, m, seed, render) for m in MODES}, {}
@@ -179,17 +182,20 @@ def fit_and_answer(
             corpus, train_videos, seed, params["captioner"], show_progress
         )
         answers = {
-            m: caption_reason.caption_reason(model, test, corpus, m, seed, params) for m in MODES
+            m: caption_reason.caption_reason(model, test, corpus, m, seed, params, images)
+            for m in MODES
         }
         test_videos = sorted({item.video for item in test})
         return answers, {"captioner": caption_reason.caption_accuracy(model, corpus, test_videos)}
     vocabulary = build_vocabulary(item.question for item in [*train, *test])
     share = float(params["tinyvlm"][VISUAL_SHARE[method]])
     model, curves, cache = tinyvlm.train_tinyvlm(
-        corpus, train, train_videos, vocabulary, seed, share, params, show_progress
+        corpus, train, train_videos, vocabulary, seed, share, params, show_progress, renders
     )
     answers = {
-        m: tinyvlm.answer(model, test, corpus, m == "visual", vocabulary, seed, params, cache)
+        m: tinyvlm.answer(
+            model, test, corpus, m == "visual", vocabulary, seed, params, cache, images
+        )
         for m in MODES
     }
     final = {stage: float(np.mean(values[-50:])) for stage, values in curves.items() if values}

@@ -13,15 +13,17 @@
    to end fell back to chance within 200 steps (the question loss undid the alignment);
    frozen, it learned two of the three families within the same budget.
 
-Both stages use AdamW and the same budget for every variant. Training item options are
-rendered with the training seed's renders; test options with the evaluation renders. A
-`Batch` stacks items in one mode as tensors (options drawn by `views`): frames past an item's
-visible count are zeroed and masked out.
+Both stages use AdamW, with the learning rate of TinyVLM's tuning record, and the same budget
+for every variant. The alignment batches (`align_batches`) depend on the seed and the data
+only, so a tuning job draws them once per tuning seed for every grid point (`views.Renders`).
+Training item options are rendered with the training seed's renders; test options with the
+evaluation renders. A `Batch` stacks items in one mode as tensors (options drawn by `views`):
+frames past an item's visible count are zeroed and masked out.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,7 +38,12 @@ from reprolab.studies.visual_queries.dataset import Corpus
 from reprolab.studies.visual_queries.items import Item
 from reprolab.studies.visual_queries.models import TinyVLM
 from reprolab.studies.visual_queries.text import encode, state_to_text
-from reprolab.studies.visual_queries.views import option_images, option_texts, question_text
+from reprolab.studies.visual_queries.views import (
+    Renders,
+    cached_option_images,
+    option_texts,
+    question_text,
+)
 
 
 @dataclass(frozen=True)
@@ -73,12 +80,8 @@ def make_batch(
         videos.append(clip)
         masks.append(mask)
         questions.append(encode(question_text(item), vocabulary, lengths["question"]))
-        if visual and image_cache is None:
-            options.append(option_images(item, seed, corpus.spec, render))
-        elif visual:
-            if item.id not in image_cache:
-                image_cache[item.id] = option_images(item, seed, corpus.spec, render)
-            options.append(image_cache[item.id])
+        if visual:
+            options.append(cached_option_images(item, seed, corpus.spec, render, image_cache))
         else:
             options.append([encode(t, vocabulary, lengths["option"]) for t in option_texts(item)])
     return Batch(
@@ -99,21 +102,24 @@ def _info_nce(a: torch.Tensor, b: torch.Tensor, temperature: float) -> torch.Ten
     return F.cross_entropy(logits, labels) + F.cross_entropy(logits.T, labels)
 
 
-def align(
-    model: TinyVLM,
-    optimizer: torch.optim.Optimizer,
+AlignBatch = tuple[torch.Tensor, torch.Tensor, torch.Tensor]
+"""One alignment step's frames [B,H,W,3], images of their states [B,H,W,3] and sentence ids."""
+
+
+def align_batches(
     corpus: Corpus,
     videos: Sequence[str],
     vocabulary: dict[str, int],
     seed: int,
     params: dict[str, Any],
-    show_progress: bool,
-) -> list[float]:
-    """Stage 1 (see the module docstring); returns the loss per step."""
+) -> Iterator[AlignBatch]:
+    """Stage 1's batches, step by step: random frames of `videos`, their states drawn by the
+    option renderer and the states' sentences, all from derive_seed(seed, "align"). They do
+    not depend on the model or its learning rate."""
     cfg, render = params["tinyvlm"]["align"], params["render"]
     rng = np.random.default_rng(derive_seed(seed, "align"))
-    length, losses = int(params["lengths"]["option"]), []
-    for _ in progress(range(int(cfg["steps"])), "tinyvlm align", enabled=show_progress):
+    length = int(params["lengths"]["option"])
+    for _ in range(int(cfg["steps"])):
         picks = [
             (videos[int(v)], int(t))
             for v, t in zip(
@@ -137,10 +143,24 @@ def align(
             ]
         )
         sentences = torch.tensor([encode(state_to_text(s), vocabulary, length) for s in states])
+        yield frames, torch.from_numpy(drawn), sentences
+
+
+def align(
+    model: TinyVLM,
+    optimizer: torch.optim.Optimizer,
+    batches: Iterable[AlignBatch],
+    params: dict[str, Any],
+    show_progress: bool,
+) -> list[float]:
+    """Stage 1 (see the module docstring) on `batches` (`align_batches`); the loss per step."""
+    cfg = params["tinyvlm"]["align"]
+    temperature, losses = float(cfg["temperature"]), []
+    steps = progress(batches, "tinyvlm align", total=int(cfg["steps"]), enabled=show_progress)
+    for frames, drawn, sentences in steps:
         text = model.embed_sentences(sentences)
-        temperature = float(cfg["temperature"])
         loss = _info_nce(model.frames(frames), text, temperature) + _info_nce(
-            model.option_images(torch.from_numpy(drawn)), text, temperature
+            model.option_images(drawn), text, temperature
         )
         optimizer.zero_grad()
         loss.backward()
@@ -185,8 +205,10 @@ def tune(
     visual_share: float,
     params: dict[str, Any],
     show_progress: bool,
+    image_cache: dict[str, np.ndarray] | None = None,
 ) -> tuple[list[float], dict[str, torch.Tensor] | None]:
-    """Stage 2 (see the module docstring); the loss per step and the frame cache (if frozen)."""
+    """Stage 2 (see the module docstring); the loss per step and the frame cache (if frozen).
+    Option images are drawn once per item, into `image_cache` when one is given."""
     cfg = params["tinyvlm"]["tune"]
     cache = None
     if cfg["freeze_encoders"]:
@@ -195,7 +217,7 @@ def tune(
         cache = frame_cache(model, corpus)
     optimizer = _optimizer(model, params)
     rng = np.random.default_rng(derive_seed(seed, "tune"))
-    losses, images = [], {}
+    losses, images = [], {} if image_cache is None else image_cache
     for _ in progress(range(int(cfg["steps"])), "tinyvlm tune", enabled=show_progress):
         visual = bool(rng.random() < visual_share)
         picks = [train[int(k)] for k in rng.integers(len(train), size=int(cfg["batch_size"]))]
@@ -229,8 +251,11 @@ def train_tinyvlm(
     visual_share: float,
     params: dict[str, Any],
     show_progress: bool = False,
+    renders: Renders | None = None,
 ) -> tuple[TinyVLM, dict[str, list[float]], dict[str, torch.Tensor] | None]:
-    """Both stages; returns the model (eval mode), its loss curves and the frame cache."""
+    """Both stages; returns the model (eval mode), its loss curves and the frame cache. With
+    `renders` the alignment batches and option images drawn by an earlier call of the same
+    seed are reused, and those drawn now are kept there."""
     cfg = params["tinyvlm"]
     model = TinyVLM(
         len(vocabulary),
@@ -241,20 +266,23 @@ def train_tinyvlm(
         heads=int(cfg["heads"]),
         temperature=float(cfg["temperature"]),
     )
-    curves = {
-        "align": align(
-            model,
-            _optimizer(model, params),
-            corpus,
-            list(train_videos),
-            vocabulary,
-            seed,
-            params,
-            show_progress,
-        )
-    }
+    batches: Iterable[AlignBatch] = align_batches(
+        corpus, list(train_videos), vocabulary, seed, params
+    )
+    if renders is not None:
+        renders.align = renders.align or list(batches)
+        batches = renders.align
+    curves = {"align": align(model, _optimizer(model, params), batches, params, show_progress)}
     curves["tune"], cache = tune(
-        model, corpus, train, vocabulary, seed, visual_share, params, show_progress
+        model,
+        corpus,
+        train,
+        vocabulary,
+        seed,
+        visual_share,
+        params,
+        show_progress,
+        None if renders is None else renders.option_images,
     )
     return model.eval(), curves, cache
 
@@ -268,15 +296,24 @@ def answer(
     seed: int,
     params: dict[str, Any],
     cache: dict[str, torch.Tensor] | None = None,
+    image_cache: dict[str, np.ndarray] | None = None,
 ) -> np.ndarray:
-    """TinyVLM's answers on `items` in one mode, in batches of the tuning batch size."""
+    """TinyVLM's answers on `items` in one mode, in batches of the tuning batch size (option
+    images taken from `image_cache` where drawn before)."""
     size = int(params["tinyvlm"]["tune"]["batch_size"])
     answers = []
     with torch.inference_mode():
         for start in range(0, len(items), size):
             chunk = items[start : start + size]
             batch = make_batch(
-                chunk, corpus, visual, vocabulary, params["lengths"], seed, params["render"]
+                chunk,
+                corpus,
+                visual,
+                vocabulary,
+                params["lengths"],
+                seed,
+                params["render"],
+                image_cache,
             )
             answers.append(scores(model, batch, chunk, cache).argmax(-1).numpy())
     return np.concatenate(answers) if answers else np.zeros(0, dtype=int)

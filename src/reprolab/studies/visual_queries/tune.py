@@ -39,6 +39,7 @@ from reprolab.studies.visual_queries.jobs import (
     tuning_records,
     with_values,
 )
+from reprolab.studies.visual_queries.views import Renders
 
 SCORED_MODES: dict[str, tuple[str, ...]] = {"blind": ("visual",)}
 """The modes a record's score averages over where not both: `blind` learns in visual mode only."""
@@ -92,7 +93,9 @@ def tuning_items(
     videos = validation_split(
         corpus.names, seed, int(params["n_test"]), eval_seeds, params["tune"]["validation_videos"]
     )
-    return {part: build_items(corpus, names, seed, params["items"])[0] for part, names in videos.items()}
+    return {
+        part: build_items(corpus, names, seed, params["items"])[0] for part, names in videos.items()
+    }
 
 
 def scored_modes(method: str) -> tuple[str, ...]:
@@ -122,16 +125,21 @@ def tune_method(
 ) -> dict[str, Any]:
     """The tuning record of `method` (a record name, `jobs.tuning_records`): every point of
     `tune.grid.<method>` trained on each tuning seed's fit items with the table's budget,
-    seeded as a table run of that seed is, and scored on its validation items (`score`)."""
+    seeded as a table run of that seed is, and scored on its validation items (`score`). The
+    draws that no tuned value changes (option images, TinyVLM's alignment batches) are made
+    once per tuning seed (`views.Renders`)."""
     grid = params["tune"]["grid"][method]
     data = {int(seed): tuning_items(corpus, int(seed), params, eval_seeds) for seed in seeds}
+    renders = {seed: Renders() for seed in data}
     modes = scored_modes(method)
 
     def evaluate(values: dict[str, Any], seed: int) -> float:
         seed_everything(derive_seed(seed, STUDY, method), threads)
         trial = with_values(params, method, values)
         fit, validation = data[seed]["fit"], data[seed]["validation"]
-        answers, _ = fit_and_answer(method, corpus, fit, validation, seed, trial, False)
+        answers, _ = fit_and_answer(
+            method, corpus, fit, validation, seed, trial, False, renders[seed]
+        )
         value = score(validation, answers, modes)
         print(f"visual_queries tune {method} {values} seed{seed}: {value:.2f}", flush=True)
         return value
