@@ -105,8 +105,9 @@ def scored_modes(method: str) -> tuple[str, ...]:
 
 def metric(method: str) -> str:
     """The name of `method`'s tuning score, as its record states it."""
-    modes = " and ".join(scored_modes(method))
-    return f"validation accuracy (%), mean over the families and the {modes} mode(s)"
+    modes = scored_modes(method)
+    shown = " and ".join(modes) + (" modes" if len(modes) > 1 else " mode")
+    return f"validation accuracy (%), mean over the families and the {shown}"
 
 
 def score(items: Sequence[Item], answers: Mapping[str, np.ndarray], modes: Sequence[str]) -> float:
