@@ -59,6 +59,15 @@ def test_a_winner_on_a_numeric_edge_is_flagged_not_a_categorical_one():
     assert on_edge({"flag": [True, False]}, {"flag": True}) == []
 
 
+def test_a_curve_within_the_seeds_noise_is_flat_and_a_peaked_one_is_not():
+    def noisy(values: dict, seed: int) -> float:
+        return 0.5 + (0.01 if seed == SEEDS[0] else -0.01) + 0.001 * values["lr"]
+
+    assert tune("m", {"lr": [0.01, 0.1, 1.0]}, noisy, SEEDS, "acc", "max")["flat"] is True
+    assert tune("m", {"lr": [0.01, 0.1, 1.0]}, peaked(0.1), SEEDS, "acc", "max")["flat"] is False
+    assert tune("m", {"lr": [0.01, 0.1]}, noisy, [1000], "acc", "max")["flat"] is False
+
+
 def test_zero_is_a_bound_of_the_domain_not_an_edge():
     grid = {"weight": [0.0, 0.01, 0.1]}
     assert on_edge(grid, {"weight": 0.0}) == []

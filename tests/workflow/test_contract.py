@@ -111,13 +111,19 @@ def test_tuning_records_live_under_data_and_every_run_job_reads_them(study: str)
 
 @pytest.mark.parametrize("study", known_studies())
 def test_committed_tuning_winners_are_off_their_grids_edges(study: str):
-    """A winner at the end of a numeric axis means the grid was too narrow (core.tuning)."""
+    """A winner at the end of a numeric axis means the grid was too narrow (core.tuning),
+    unless the curve is flat within the tuning seeds' noise (core.tuning.is_flat): then no
+    widening moves the winner, which is noise."""
     metrics = ROOT / f"results/{study}/metrics.json"
     if not metrics.is_file():
         pytest.skip(f"{study} has no committed results")
     tuning = json.loads(metrics.read_text()).get("tuning", {})
     assert tuning, f"{study}: metrics.json has no tuning summary (register_study(tuning=...))"
-    edges = {method: entry["on_edge"] for method, entry in tuning.items() if entry["on_edge"]}
+    edges = {
+        method: entry["on_edge"]
+        for method, entry in tuning.items()
+        if entry["on_edge"] and not entry["flat"]
+    }
     assert not edges, f"{study}: tuning winners on a grid edge (widen the grid): {edges}"
 
 

@@ -75,6 +75,24 @@ def _mean(values: Sequence[float]) -> float:
     return float(sum(values) / len(values))
 
 
+def is_flat(trials: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether the score does not depend on the grid: the spread of the points' mean scores
+    (max − min over the finite ones) is at most twice the tuning seeds' noise, the mean over
+    points of the standard error of a point's mean. Then which point wins is noise and a winner
+    on an edge says nothing about the grid's width. Needs two tuning seeds or more (with one
+    there is no noise estimate: never flat)."""
+    finite = [t for t in trials if math.isfinite(t["score"])]
+    if len(finite) < 2 or min(len(t["per_seed"]) for t in finite) < 2:
+        return False
+    errors = []
+    for t in finite:
+        n = len(t["per_seed"])
+        variance = sum((v - t["score"]) ** 2 for v in t["per_seed"]) / (n - 1)
+        errors.append(math.sqrt(variance / n))
+    spread = max(t["score"] for t in finite) - min(t["score"] for t in finite)
+    return spread <= 2.0 * sum(errors) / len(errors)
+
+
 def tune(
     method: str,
     grid: Mapping[str, Sequence[Any]],
@@ -110,6 +128,7 @@ def tune(
         "selected": dict(best["values"]),
         "score": best["score"],
         "on_edge": on_edge(grid, best["values"]),
+        "flat": is_flat(trials),
     }
 
 
@@ -140,7 +159,8 @@ def selected(paths: Iterable[str | Path]) -> dict[str, dict[str, Any]]:
 
 def tuning_summary(paths: Iterable[str | Path]) -> dict[str, dict[str, Any]]:
     """metrics.json's `tuning` entry: per method the selected values, their mean score on the
-    tuning seeds, the metric and goal, the grid size and the axes whose winner is on an edge."""
+    tuning seeds, the metric and goal, the grid size, the axes whose winner is on an edge and
+    whether the curve is flat within the tuning seeds' noise (`is_flat`)."""
     out = {}
     for path in paths:
         record = read_tuning(path)
@@ -152,6 +172,7 @@ def tuning_summary(paths: Iterable[str | Path]) -> dict[str, dict[str, Any]]:
             "grid_points": len(record["trials"]),
             "tuning_seeds": record["tuning_seeds"],
             "on_edge": record["on_edge"],
+            "flat": record["flat"],
             "trials": [{"values": t["values"], "score": t["score"]} for t in record["trials"]],
         }
     return out
@@ -187,6 +208,7 @@ def plot_tuning(summary: Mapping[str, Mapping[str, Any]]) -> Any:
             label="selected",
         )
         edge = f" — on edge: {', '.join(entry['on_edge'])}" if entry["on_edge"] else ""
+        edge += " (flat within seed noise)" if entry["flat"] else ""
         ax.set_title(f"{method}{edge}", fontsize=9)
         ax.set_xticks(range(len(labels)), labels, rotation=60, ha="right", fontsize=7)
         ax.set_ylabel(f"{entry['metric']} ({entry['goal']})", fontsize=8)

@@ -31,7 +31,7 @@ def with_tune(**change):
     [
         (
             with_tune(grid={m: g for m, g in PARAMS["tune"]["grid"].items() if m != "ewc"}),
-            "vngct.tune.grid: no grid for ewc",
+            r"vngct.tune.grid: no grid for method\(s\) \[.ewc.\]",
         ),
         (
             with_tune(grid={**PARAMS["tune"]["grid"], "ewc": {"ewc_strength": [1.0, 10.0, 100.0]}}),

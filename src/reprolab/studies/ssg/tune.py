@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from reprolab.core.determinism import derive_seed
-from reprolab.core.tuning import grid_points, tune
+from reprolab.core.tuning import check_equal_grids, tune
 
 if TYPE_CHECKING:  # data and models import torch, which the rule file does not load
     from reprolab.studies.ssg.data import Bags
@@ -62,15 +62,7 @@ def check_params(params: Mapping[str, Any]) -> None:
             f"ssg.sweep.methods: {untuned} not in ssg.methods, so no ssg_tune job tunes them"
         )
     grids = tuning["grid"]
-    missing = [m for m in params["methods"] if m not in grids]
-    if missing:
-        raise ValueError(f"ssg.tune.grid: no grid for method(s) {missing}")
-    sizes = {m: len(grid_points(grids[m])) for m in params["methods"]}
-    if len(set(sizes.values())) > 1:
-        raise ValueError(
-            f"ssg.tune.grid: every method needs the same number of grid points (the same "
-            f"tuning budget), got {sizes}"
-        )
+    check_equal_grids(grids, params["methods"], "ssg.tune.grid")
     for method in params["methods"]:
         axes = list(grids[method])
         for axis in axes:

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from reprolab.core.determinism import derive_seed, seed_everything
-from reprolab.core.tuning import grid_points, tune
+from reprolab.core.tuning import check_equal_grids, tune
 from reprolab.studies.vngct.spec import MATCHED, METHODS, STUDY
 
 METRIC = "average_accuracy"
@@ -46,16 +46,7 @@ def check_tune(params: Mapping[str, Any]) -> None:
     the same number of points, train and validation fractions that fit in one split.
     ValueError naming the key."""
     tuning = params["tune"]
-    grids = tuning["grid"]
-    missing = [m for m in params["methods"] if m not in grids]
-    if missing:
-        raise ValueError(f"vngct.tune.grid: no grid for {', '.join(missing)}")
-    sizes = {m: len(grid_points(grids[m])) for m in params["methods"]}
-    if len(set(sizes.values())) > 1:
-        listed = ", ".join(f"{m}: {n}" for m, n in sizes.items())
-        raise ValueError(
-            f"vngct.tune.grid: every method needs the same number of grid points ({listed})"
-        )
+    check_equal_grids(tuning["grid"], params["methods"], "vngct.tune.grid")
     if tuning["train_fraction"] + tuning["validation_fraction"] > 1:
         raise ValueError(
             "vngct.tune: train_fraction + validation_fraction exceed the training split"
