@@ -21,17 +21,12 @@ PEM_RUNTIME = 1440 if SCALE == "paper" else 30
 PEM_TUNE_RUNTIME = 3 * PEM_RUNTIME
 
 
-def pem_tune_upstream(wildcards):
-    """The tuning records a method's tuning applies first (PEM-batch uses PEM's beta)."""
-    return [
-        f"data/pem/tuning/{method}.json"
-        for method in PEM_TUNE_DEPENDS.get(wildcards.method, ())
-    ]
-
-
 rule pem_tune_method:
     input:
-        upstream=pem_tune_upstream,
+        # the tuning records a method's tuning applies first (PEM-batch uses PEM's beta)
+        upstream=lambda wc: expand(
+            "data/pem/tuning/{method}.json", method=PEM_TUNE_DEPENDS.get(wc.method, ())
+        ),
     output:
         tuned="data/pem/tuning/{method}.json",
     log:

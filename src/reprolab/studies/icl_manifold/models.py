@@ -122,7 +122,10 @@ class TwoStage(nn.Module):
             penal = torch.ones(FEATURES)
             penal[0] = 0.0
             rhs = torch.einsum("bqnf,bqn,bn->bqf", psi, w, yc)
-            system = gram + torch.diag(ridge * penal + 1e-8)
+            # jitter relative to the design's scale: a fixed 1e-8 vanished in float32 next to a
+            # large Gram matrix with a degenerate direction (a singular solve at smoke scale)
+            scale = gram.diagonal(dim1=-2, dim2=-1).mean(-1)[..., None, None]
+            system = gram + torch.diag(ridge * penal) + (1e-5 * scale + 1e-8) * torch.eye(FEATURES)
             return torch.linalg.solve(system, rhs[..., None])[..., 0, 0]
         # centred solver: the weighted mean of y and of the non-constant features are one
         # attention read each; GD then runs on the centred design, where the intercept no
