@@ -378,7 +378,7 @@ _PARAMS = """STUDY:
     noise: 1.0
   tune:                          # STUDY_tune: per method a grid, chosen on the tuning seeds
     grid:
-      ridge: {ridge: [0.01, 0.1, 1.0, 10.0, 100.0]}
+      ridge: {ridge: [0.0, 0.1, 1.0, 10.0, 100.0]}   # 0: plain least squares
       mean: {}                   # nothing to tune
   claims:
     alpha: 0.05                  # one-sided paired t-test over seeds, fixed in advance

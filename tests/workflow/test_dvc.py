@@ -166,8 +166,8 @@ def test_repro_at_ci_scale_then_push_clone_pull_is_clean(repo_copy: Path, tmp_pa
 
 def test_ci_repro_choice_follows_the_commit_and_the_budget():
     spec = stage_specs(ROOT / "dvc.yaml")
-    chosen, _ = ci_repro_stages(spec, ["src/reprolab/studies/pem/pem.py"])
-    assert chosen == ["pem"]
+    chosen, _ = ci_repro_stages(spec, ["src/reprolab/studies/bilevel_ht/optim.py"])
+    assert chosen == ["bilevel_ht"]
     chosen, why = ci_repro_stages(spec, ["src/reprolab/studies/visual_queries/items.py"])
     assert "visual_queries" not in chosen and "visual_queries" in why
     chosen, _ = ci_repro_stages(spec, ["README.md"])
