@@ -121,10 +121,12 @@ def test_ci_workflow_is_byte_identical_and_survives_a_kill(repo_copy: Path):
     run(["snakemake", "--cores", "2", "all", "--forceall", *CI], repo_copy)
     assert hashes(repo_copy) == first
 
-    # Kill the whole run while training jobs are writing, then rerun: no partial outputs remain.
+    # Kill a forced rerun of one study while its training jobs are writing, then rerun the whole
+    # workflow: no partial outputs remain and only what the kill touched runs again (one study,
+    # not a third pass over all of them: CI's 30 minutes).
     started = time.time()
     proc = subprocess.Popen(
-        [str(BIN / "snakemake"), "--cores", "2", "all", "--forceall", *CI],
+        [str(BIN / "snakemake"), "--cores", "2", "ndfa", "--forceall", *CI],
         cwd=repo_copy,
         env={**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"},
         stdout=subprocess.DEVNULL,
