@@ -72,8 +72,11 @@ clean:
 	git clean -fdX results data logs .snakemake  # produced files only: committed results stay
 
 # Claims that survive floating-point noise: run every study again at a second CPU kernel level
-# in a worktree of HEAD, then record which claim outcomes flip (results/<id>/fragility.json);
-# commit those files, and the next `dvc repro` marks the flipped checks fragile.
+# in a worktree of HEAD, then record which claim outcomes flip (results/<id>/fragility.json, a
+# dependency of the study's DVC stage). With the outputs in place (`make pull`), `make all` then
+# reruns only the summaries, reports and index, which mark the flipped checks fragile, and
+# `dvc commit -f` records them in dvc.lock (`dvc repro` would rerun every study from scratch:
+# DVC deletes a stage's outputs before it runs the stage).
 SECOND_KERNELS ?= {torch: default, mkl: AVX, onednn: AVX}
 SECOND_DIR ?= $(abspath ../reprolab-second-kernels)
 fragility: install
@@ -82,3 +85,4 @@ fragility: install
 	sed -i 's/^cpu_kernels: .*/cpu_kernels: $(SECOND_KERNELS)/' $(SECOND_DIR)/params.yaml
 	cd $(SECOND_DIR) && PYTHONPATH=$(SECOND_DIR)/src snakemake --cores 2 all
 	reprolab fragility $(SECOND_DIR)/results
+	reprolab dvc-export

@@ -1,7 +1,14 @@
 import pytest
 
 from reprolab.core.claims import claims_document, paired_check
-from reprolab.core.fragility import FRAGILITY, fragility_record, record_second_run, study_digest
+from reprolab.core.fragility import (
+    FRAGILITY,
+    fragility_record,
+    mark_fragile,
+    record_second_run,
+    recorded_outcomes,
+    study_digest,
+)
 from reprolab.core.index import claims_table
 from reprolab.core.io import read_json, write_json
 from reprolab.core.schemas import validate_claims
@@ -28,7 +35,10 @@ def test_a_flipped_outcome_is_fragile_and_never_counts():
     assert [c["holds"] for c in document(REFERENCE)["claims"]] == [True, True]
     digest = study_digest(PARAMS, SEEDS)
     record = fragility_record("toy", document(FLIPPED), SECOND, digest, "abc")
-    assert record["outcomes"] == {"clear win": True, "near win": False}
+    assert [(o["statement"], o["holds"]) for o in record["outcomes"]] == [
+        ("clear win", True),
+        ("near win", False),
+    ]
     marked = document(REFERENCE, record, digest)
     validate_claims(marked, "marked claims.json")
     clear, near = marked["claims"]
@@ -37,6 +47,31 @@ def test_a_flipped_outcome_is_fragile_and_never_counts():
     assert marked["claims_holding"] == 1
     assert marked["fragility"]["status"] == "checked" and marked["fragility"]["fragile"] == 1
     assert "fragile (holds at the pinned kernel level" in claims_table(marked["claims"])
+
+
+def test_a_check_naming_a_rival_the_results_chose_is_found_by_kind_metric_and_method():
+    """ssg's "beats the best baseline (abmil)" names the rival the run found strongest; at the
+    second level another rival can be strongest, and the check is still compared."""
+    base = [0.5] * 4
+
+    def rivals(first: str, second: str, values) -> dict:
+        checks = [
+            paired_check(
+                f"m beats the best baseline ({name}) on {metric}", metric, "m", name, v, base, SEEDS
+            )
+            for name, metric, v in zip((first, second), ("acc", "auc"), values, strict=True)
+        ]
+        return claims_document("toy", checks, "notes")
+
+    digest = study_digest(PARAMS, SEEDS)
+    record = fragility_record("toy", rivals("b", "c", FLIPPED), SECOND, digest, "abc")
+    pinned = rivals("d", "c", REFERENCE)["claims"]
+    assert recorded_outcomes(pinned, record["outcomes"]) == [True, False]
+    twice = [dict(pinned[0], metric="auc"), pinned[1]]
+    assert recorded_outcomes(twice, record["outcomes"]) == [None, False]
+    marked, status = mark_fragile(twice, record, digest)
+    assert status["fragile"] == 1 and "1 check(s) without a counterpart" in status["text"]
+    assert "fragile" not in marked[0] and marked[1]["fragile"]
 
 
 def test_a_record_of_other_params_is_stale_and_marks_nothing():

@@ -16,6 +16,7 @@ second-level run too; the record names the commit it ran.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -48,10 +49,48 @@ def fragility_record(
         "digest": digest,
         "commit": commit,
         "second_kernels": dict(kernels),
-        "outcomes": {
-            c["statement"]: bool(c.get("holds_pinned", c["holds"])) for c in second["claims"]
-        },
+        "outcomes": [
+            {
+                "statement": c["statement"],
+                "key": list(check_key(c)),
+                "holds": bool(c.get("holds_pinned", c["holds"])),
+            }
+            for c in second["claims"]
+        ],
     }
+
+
+def check_key(check: Mapping[str, Any]) -> tuple[str, str, str]:
+    """What identifies a check besides its statement: its kind, metric and the method it is
+    about (the first of `methods`)."""
+    methods = check.get("methods") or [""]
+    return (str(check["kind"]), str(check.get("metric", "")), str(methods[0]))
+
+
+def recorded_outcomes(
+    checks: Sequence[Mapping[str, Any]], recorded: Sequence[Mapping[str, Any]]
+) -> list[bool | None]:
+    """The recorded outcome of each check, None where the record has none. A check is found by
+    its statement; a statement that names a rival the results chose (ssg's "the best baseline
+    (abmil)") can differ between the two runs, so a check left unmatched is then found by its
+    `check_key` among the recorded outcomes left unmatched, where that key is unique on both
+    sides."""
+    statements = {c["statement"] for c in checks}
+    by_statement = {r["statement"]: bool(r["holds"]) for r in recorded}
+    left_checks = Counter(check_key(c) for c in checks if c["statement"] not in by_statement)
+    left_recorded = [r for r in recorded if r["statement"] not in statements]
+    left_keys = Counter(tuple(r["key"]) for r in left_recorded)
+    by_key = {tuple(r["key"]): bool(r["holds"]) for r in left_recorded}
+    outcomes: list[bool | None] = []
+    for check in checks:
+        key = check_key(check)
+        if check["statement"] in by_statement:
+            outcomes.append(by_statement[check["statement"]])
+        elif left_checks[key] == 1 and left_keys[key] == 1:
+            outcomes.append(by_key[key])
+        else:
+            outcomes.append(None)
+    return outcomes
 
 
 def mark_fragile(
@@ -69,12 +108,12 @@ def mark_fragile(
             "status": "stale",
             "text": "the second-level run used other params or seeds: rerun make fragility",
         }
-    outcomes = record["outcomes"]
     fragile = 0
-    for check in out:
-        if check["statement"] not in outcomes:
+    seconds = recorded_outcomes(out, record["outcomes"])
+    for check, second in zip(out, seconds, strict=True):
+        if second is None:
             continue
-        check["fragile"] = bool(check["holds"]) != outcomes[check["statement"]]
+        check["fragile"] = bool(check["holds"]) != second
         if check["fragile"]:
             fragile += 1
             check["holds_pinned"] = bool(check["holds"])
@@ -85,8 +124,15 @@ def mark_fragile(
         "second_kernels": dict(record["second_kernels"]),
         "fragile": fragile,
         "text": f"outcomes compared with a run at a second kernel level ({levels}) of "
-        f"commit {record['commit'][:12]}",
+        f"commit {record['commit'][:12]}" + unmatched_note(seconds.count(None)),
     }
+
+
+def unmatched_note(unmatched: int) -> str:
+    """The status text's note of checks the second run has no counterpart for (not marked)."""
+    if not unmatched:
+        return ""
+    return f"; {unmatched} check(s) without a counterpart there, not compared"
 
 
 def record_second_run(
