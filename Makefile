@@ -76,13 +76,16 @@ clean:
 # dependency of the study's DVC stage). With the outputs in place (`make pull`), `make all` then
 # reruns only the summaries, reports and index, which mark the flipped checks fragile, and
 # `dvc commit -f` records them in dvc.lock (`dvc repro` would rerun every study from scratch:
-# DVC deletes a stage's outputs before it runs the stage).
+# DVC deletes a stage's outputs before it runs the stage). numpy's OpenBLAS, which the workflow
+# leaves to the machine, runs the `SECOND_OPENBLAS` core type there, so that numpy-only studies
+# see other rounding too.
 SECOND_KERNELS ?= {torch: default, mkl: AVX, onednn: AVX}
+SECOND_OPENBLAS ?= Haswell
 SECOND_DIR ?= $(abspath ../reprolab-second-kernels)
 fragility: install
 	rm -rf $(SECOND_DIR) && git worktree prune
 	git worktree add --detach $(SECOND_DIR) HEAD
 	sed -i 's/^cpu_kernels: .*/cpu_kernels: $(SECOND_KERNELS)/' $(SECOND_DIR)/params.yaml
-	cd $(SECOND_DIR) && PYTHONPATH=$(SECOND_DIR)/src snakemake --cores 2 all
+	cd $(SECOND_DIR) && OPENBLAS_CORETYPE=$(SECOND_OPENBLAS) PYTHONPATH=$(SECOND_DIR)/src snakemake --cores 2 all
 	reprolab fragility $(SECOND_DIR)/results
 	reprolab dvc-export
