@@ -9,7 +9,7 @@ COMPILE := pip-compile --quiet --allow-unsafe --extra=dev --strip-extras \
 export PATH := $(BIN):$(PATH)
 export HF_HUB_OFFLINE := 1
 
-.PHONY: install lock lock-upgrade lint format test repro-check fragility all pull dvc-yaml benchmark clean
+.PHONY: install lock lock-upgrade lint format test repro-check cluster-check fragility all pull dvc-yaml benchmark clean
 
 # One pip call installs exactly the lock (--no-deps: nothing outside it enters), then pip check.
 $(STAMP): pyproject.toml $(LOCK)
@@ -49,6 +49,11 @@ test: lint
 # The smoke `dvc repro` of every stage, compared with the committed dvc.lock.
 repro-check: install
 	REPROLAB_REPRO_STAGES=all python -m pytest tests/workflow/test_dvc.py -k smoke_repro --timeout=0 -s
+
+# The cluster profile on a one-node SLURM cluster started here (apt-get installs slurm-wlm and
+# munge when missing: needs root); `make test` runs the same test.
+cluster-check: install
+	python -m pytest tests/workflow/test_cluster.py -s
 
 all: install
 	snakemake --cores 2 all

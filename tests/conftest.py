@@ -40,6 +40,13 @@ def copy_repository(dest: Path) -> Path:
     return dest
 
 
+def copy_run(repo: Path, dest: Path) -> Path:
+    """A copy of a workflow run's repository, file times and Snakemake's records included, so
+    Snakemake sees the same state there (nothing to do until an output is removed)."""
+    shutil.copytree(repo, dest, symlinks=True)
+    return dest
+
+
 def run(
     cmd: list[str],
     cwd: Path,
@@ -96,3 +103,18 @@ def study_section(study: str, scale: str) -> dict:
     from reprolab.core.params import load_yaml, study_params
 
     return study_params({**load_yaml(ROOT / "params.yaml"), "scale": scale}, study)
+
+
+def touch_paper_inputs(root: Path) -> list[Path]:
+    """Create, empty, every file the workflow declares as paper-scale data
+    (reprolab.core.paper_data) where `root`'s params.yaml puts it: enough for a paper-scale dry
+    run, which checks only that the files exist. Returns the files."""
+    from reprolab.core.paper_data import declared_inputs
+    from reprolab.core.params import load_yaml
+
+    config = {**load_yaml(root / "params.yaml"), "scale": "paper"}
+    paths = sorted({root / item.path for item in declared_inputs(config)})
+    for path in paths:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.touch()
+    return paths

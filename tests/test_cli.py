@@ -133,3 +133,34 @@ def test_fragility_records_each_study_and_names_a_bad_one(monkeypatch, capsys, t
     assert "error: other:" in err and "other `other` params" in err
     assert json.loads((tmp_path / "results/toy/fragility.json").read_text())["study"] == "toy"
     assert not (tmp_path / "results/other/fragility.json").exists()
+
+
+def test_data_check_lists_every_missing_input_then_passes(monkeypatch, capsys, tmp_path: Path):
+    from reprolab.core.paper_data import declared_inputs
+    from tests.conftest import touch_paper_inputs
+
+    (tmp_path / "params.yaml").write_text((ROOT / "params.yaml").read_text())
+    monkeypatch.chdir(tmp_path)
+    config = {**yaml.safe_load((ROOT / "params.yaml").read_text()), "scale": "paper"}
+    paths = {item.path for item in declared_inputs(config)}
+    assert main(["data-check", "--scale", "paper"]) == 1
+    out = capsys.readouterr().out
+    assert all(f"MISSING  {path}\n" in out for path in paths)
+    assert out.count("MISSING") == len(paths)
+    assert "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz" in out
+    assert f"0 of {len(paths)} inputs present at scale paper" in out
+    touch_paper_inputs(tmp_path)
+    assert main(["data-check"]) == 0
+    out = capsys.readouterr().out
+    assert "MISSING" not in out and out.count("present") == len(paths) + 1
+    assert f"{len(paths)} of {len(paths)} inputs present at scale paper" in out
+
+
+@pytest.mark.parametrize("scale", ["smoke", "ci"])
+def test_data_check_needs_nothing_at_smoke_and_ci(capsys, tmp_path: Path, scale: str):
+    assert main(["data-check", "--scale", scale, "--params", str(ROOT / "params.yaml")]) == 0
+    assert capsys.readouterr().out == (
+        f"scale {scale}: no external data needed (the workflow generates its data)\n"
+    )
+    params = str(ROOT / "params.yaml")
+    assert loaded_modules("data-check", "--params", params, cwd=tmp_path) == []

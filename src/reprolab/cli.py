@@ -1,9 +1,10 @@
 """The `reprolab` command.
 
 Subcommands run a part of the project outside Snakemake: `params-check` validates params.yaml,
-`dvc-export` writes (or with --check compares) dvc.yaml, `compare` checks that two results trees
-agree in substance, `fragility` records which claim outcomes flip at a second CPU kernel level,
-`new-study` writes a study's skeleton. The preprocessing families add their own (`reprolab wsi ...`,
+`data-check` lists the real datasets and checkpoints a scale needs, `dvc-export` writes (or with
+--check compares) dvc.yaml, `compare` checks that two results trees agree in substance,
+`fragility` records which claim outcomes flip at a second CPU kernel level, `new-study` writes a
+study's skeleton. The preprocessing families add their own (`reprolab wsi ...`,
 `reprolab video ...`, `reprolab streams ...`).
 
 A subcommand's module is imported only when that subcommand runs or its help is shown, so
@@ -19,7 +20,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from reprolab.core.params import ParamsError
+from reprolab.core.params import SCALES, ParamsError
 
 Register = Callable[[argparse.ArgumentParser], None]
 
@@ -147,6 +148,24 @@ def cmd_fragility(args: argparse.Namespace) -> int:
     return status
 
 
+def cmd_data_check(args: argparse.Namespace) -> int:
+    """List the datasets and checkpoints the jobs read at `--scale`, present or missing (paths
+    relative to the working directory, as the workflow reads them); 1 when one is missing."""
+    from reprolab.core.paper_data import declared_inputs, input_table, is_present
+
+    inputs = declared_inputs({**_load_checked(args.params), "scale": args.scale})
+    if not inputs:
+        print(f"scale {args.scale}: no external data needed (the workflow generates its data)")
+        return 0
+    declared = {i.path for i in inputs}
+    missing = {i.path for i in inputs if not is_present(i)}
+    print(input_table(inputs))
+    print(
+        f"\n{len(declared) - len(missing)} of {len(declared)} inputs present at scale {args.scale}"
+    )
+    return 1 if missing else 0
+
+
 def cmd_new_study(args: argparse.Namespace) -> int:
     """Write the skeleton of a new study; 2 when the id is bad or taken."""
     from reprolab.scaffold import new_study
@@ -222,6 +241,16 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--output", default="dvc.yaml", help="the dvc.yaml to write or check")
     export.add_argument("--check", action="store_true", help="only compare with the existing file")
     export.set_defaults(func=cmd_dvc_export)
+    data = sub.add_parser(
+        "data-check",
+        help="list the datasets and checkpoints a scale needs, present or missing",
+        description="List the files of the real datasets and checkpoints the workflow's jobs "
+        "read at a scale (the declared inputs of reprolab.core.paper_data), whether each is "
+        "present and how to obtain it; exit 1 when one is missing.",
+    )
+    data.add_argument("--scale", choices=SCALES, default="paper", help="the scale to check")
+    data.add_argument("--params", default="params.yaml", help="params file of the workflow")
+    data.set_defaults(func=cmd_data_check)
     new = sub.add_parser(
         "new-study",
         help="write the skeleton of a new study",

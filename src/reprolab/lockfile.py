@@ -12,6 +12,9 @@ staleness is decided offline from what the lock and the installed metadata say:
 - each pin is the installed version;
 - the file names no index URL, link or local path, so it installs on any machine.
 
+The conda envs of the rules (envs/*.yaml) are written from the lock (`reprolab.envs`), so they
+are checked here too, once the lock itself is current.
+
 Run `python -m reprolab.lockfile` (`make lint` does); it prints each problem and exits 1.
 """
 
@@ -120,7 +123,10 @@ def lock_problems(lock: Path = LOCK, pyproject: Path = PYPROJECT) -> list[str]:
 
 
 def main() -> int:
-    """Print the lock's problems with the command that fixes them; 1 when there are any."""
+    """Print the lock's problems, then those of the conda envs written from it (reprolab.envs),
+    each with the command that fixes them; 1 when there are any."""
+    from reprolab.envs import env_problems  # envs reads the lock through this module
+
     problems = lock_problems()
     for problem in problems:
         print(problem, file=sys.stderr)
@@ -130,7 +136,13 @@ def main() -> int:
             file=sys.stderr,
         )
         return 1
-    print(f"{LOCK}: up to date with {PYPROJECT} and the installed packages")
+    stale_envs = env_problems()
+    for problem in stale_envs:
+        print(problem, file=sys.stderr)
+    if stale_envs:
+        print("envs/ is stale: run `python -m reprolab.envs --write`", file=sys.stderr)
+        return 1
+    print(f"{LOCK}: up to date with {PYPROJECT}, the installed packages and envs/")
     return 0
 
 

@@ -296,8 +296,7 @@ rule STUDY_tune_method:
         "../../envs/report.yaml"
     threads: 1
     resources:
-        mem_mb=lambda wc, attempt: 1000 * attempt,
-        runtime=lambda wc, attempt: (240 if SCALE == "paper" else 10) * attempt,
+        **job_resources(mem_mb=(1000, 4000), runtime=(10, 240)),
     params:
         study=STUDY_SECTION,
         seeds=TUNING_SEEDS,
@@ -318,8 +317,7 @@ rule STUDY_run:
         "../../envs/report.yaml"
     threads: 1
     resources:
-        mem_mb=lambda wc, attempt: 1000 * attempt,
-        runtime=lambda wc, attempt: (240 if SCALE == "paper" else 10) * attempt,
+        **job_resources(mem_mb=(1000, 4000), runtime=(10, 240)),
     params:
         study=STUDY_SECTION,
     script:

@@ -30,8 +30,7 @@ rule bilevel_ht_tune_method:
         "../../envs/torch.yaml"
     threads: 1
     resources:
-        mem_mb=lambda wc, attempt: 1000 * attempt,
-        runtime=lambda wc, attempt: 30 * attempt,
+        **job_resources(mem_mb=(1000, 4000), runtime=(30, 240)),
     params:
         study=BILEVEL_HT,
         seeds=TUNING_SEEDS,
@@ -55,8 +54,7 @@ rule bilevel_ht_run:
         "../../envs/torch.yaml"
     threads: THREADS
     resources:
-        mem_mb=lambda wc, attempt: 1000 * attempt,
-        runtime=lambda wc, attempt: 30 * attempt,
+        **job_resources(mem_mb=(1000, 4000), runtime=(30, 240)),
     params:
         study=BILEVEL_HT,
     script:

@@ -17,6 +17,31 @@ SCALE = config["scale"]
 os.environ.update(kernel_environment(TOP["cpu_kernels"]))
 
 
+MAX_MEM_MB = 240_000
+"""The most memory a job asks for, retried or not: fits the 256 GB nodes common on GPU
+partitions."""
+MAX_RUNTIME_MIN = 2880
+"""The longest runtime a job asks for, retried or not: 48 h, within most partitions' limit."""
+
+
+def job_resources(mem_mb, runtime, gpus=0):
+    """What a job rule asks the scheduler for. `mem_mb` (MB) and `runtime` (minutes) are pairs
+    (smoke and ci, paper), picked by the active scale, so a `ci` run on a cluster asks for
+    ci-sized jobs; the one retry the cluster profile allows asks for twice as much, capped at
+    MAX_MEM_MB and MAX_RUNTIME_MIN. `gpus` is asked at every scale (the test cluster offers a
+    fake GPU; the profile sends these rules to the GPU partition); a local run is not limited by
+    it."""
+    at_paper = SCALE == "paper"
+    memory, minutes = mem_mb[at_paper], runtime[at_paper]
+    needs = {
+        "mem_mb": lambda wildcards, attempt: min(memory * attempt, MAX_MEM_MB),
+        "runtime": lambda wildcards, attempt: min(minutes * attempt, MAX_RUNTIME_MIN),
+    }
+    if gpus:
+        needs["gpu"] = gpus
+    return needs
+
+
 def section(study):
     """The study's params at the active scale."""
     return study_params(config, study)
@@ -84,3 +109,28 @@ def study_target(study):
     missing and DVC would record a partial runs folder."""
     tail = STUDY_TAILS[study]
     return [*contract_outputs(study), *tail["runs"], *tail["tuning"]]
+
+
+# Paper-scale data (reprolab.core.paper_data): the datasets and checkpoints paper-scale jobs read
+# are declared inputs, so a run without them stops before any job, naming each; the main process
+# (not each cluster job, which parses this file again) also prints them with how to obtain them.
+import sys
+
+from reprolab.core.paper_data import (
+    WSI_ENCODER,
+    declared_inputs,
+    inputs_of,
+    missing_report,
+)
+
+PAPER_INPUTS = declared_inputs(config)
+PAPER_MISSING = missing_report(PAPER_INPUTS) if workflow.is_main_process else ""
+if PAPER_MISSING:
+    print(PAPER_MISSING, file=sys.stderr)
+
+
+def paper_inputs(owner, *keys):
+    """The paper-scale files a job of `owner` (a study or preprocessing family) reads for the
+    entries `keys` (its task, cohort, dataset, stream or method; WSI_ENCODER for the wsi tile
+    encoder): an item of the job rule's `input:`. Empty at smoke and ci scale."""
+    return inputs_of(PAPER_INPUTS, owner, *keys)

@@ -27,8 +27,7 @@ rule icl_manifold_tune_setting:
         "../../envs/torch.yaml"
     threads: 1
     resources:
-        mem_mb=lambda wc, attempt: 2000 * attempt,
-        runtime=lambda wc, attempt: 30 * attempt,
+        **job_resources(mem_mb=(2000, 8000), runtime=(30, 240)),
     params:
         study=ICL,
         tuning_seeds=TUNING_SEEDS,
@@ -47,8 +46,7 @@ rule icl_manifold_tune_network:
         "../../envs/torch.yaml"
     threads: 1
     resources:
-        mem_mb=lambda wc, attempt: 2000 * attempt,
-        runtime=lambda wc, attempt: 60 * attempt,
+        **job_resources(mem_mb=(2000, 8000), runtime=(60, 720)),
     params:
         study=ICL,
         tuning_seeds=TUNING_SEEDS,
@@ -71,8 +69,7 @@ rule icl_manifold_eval:
         "../../envs/torch.yaml"
     threads: THREADS
     resources:
-        mem_mb=lambda wc, attempt: 4000 * attempt,
-        runtime=lambda wc, attempt: 60 * attempt,
+        **job_resources(mem_mb=(4000, 16000), runtime=(60, 720)),
     params:
         study=ICL,
     script:

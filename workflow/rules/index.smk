@@ -10,12 +10,10 @@ rule index:
         html="results/index.html",
     log:
         "logs/index.log",
+    localrule: True
     conda:
         "../../envs/report.yaml"
     threads: 1
-    resources:
-        mem_mb=1000,
-        runtime=5,
     params:
         studies=config["studies"],
         scale=SCALE,

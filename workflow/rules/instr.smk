@@ -19,8 +19,7 @@ rule instr_synthesize:
         "../../envs/torch.yaml"
     threads: 1
     resources:
-        mem_mb=lambda wc, attempt: 2000 * attempt,
-        runtime=lambda wc, attempt: 10 * attempt,
+        **job_resources(mem_mb=(2000, 2000), runtime=(10, 10)),
     params:
         spec=lambda wc: INSTR["streams"][wc.instr_stream]["synthetic"],
     script:
@@ -34,6 +33,7 @@ rule instr_check:
                 INSTR["streams"], wc.instr_stream, "stream", "instr"
             )
         ),
+        paper_data=lambda wc: paper_inputs("instr", wc.instr_stream),
     output:
         report="data/instr/{instr_stream}/check.json",
     log:
@@ -44,8 +44,7 @@ rule instr_check:
         "../../envs/torch.yaml"
     threads: 1
     resources:
-        mem_mb=lambda wc, attempt: 4000 * attempt,
-        runtime=lambda wc, attempt: 30 * attempt,
+        **job_resources(mem_mb=(4000, 16000), runtime=(30, 120)),
     params:
         stream=lambda wc: source_dir(
             INSTR["streams"], wc.instr_stream, "stream", "instr"
@@ -57,3 +56,4 @@ rule instr_check:
 rule instr:
     input:
         expand("data/instr/{instr_stream}/check.json", instr_stream=INSTR_STREAMS),
+    localrule: True

@@ -24,6 +24,8 @@ NDFA_CURVES = [run.replace("metrics.json", "curves.h5") for run in NDFA_RUNS]
 
 
 rule ndfa_split:
+    input:
+        paper_data=lambda wc: paper_inputs("ndfa", wc.task),
     output:
         split="data/ndfa/{task}/split_seed{seed}.h5",
     log:
@@ -35,8 +37,7 @@ rule ndfa_split:
         "../../envs/torch.yaml"
     threads: 1
     resources:
-        mem_mb=lambda wc, attempt: 2000 * attempt,
-        runtime=lambda wc, attempt: 30 * attempt,
+        **job_resources(mem_mb=(2000, 16000), runtime=(30, 60)),
     params:
         task=lambda wc: NDFA["tasks"][wc.task],
     script:
@@ -57,8 +58,11 @@ rule ndfa_tune_method:
         "../../envs/torch.yaml"
     threads: THREADS
     resources:
-        mem_mb=lambda wc, attempt: 4000 * attempt,
-        runtime=lambda wc, attempt: 60 * NDFA_TUNE_RUNS * attempt,
+        **job_resources(
+            mem_mb=(4000, 32000),
+            runtime=(60 * NDFA_TUNE_RUNS, 360 * NDFA_TUNE_RUNS),
+            gpus=1,
+        ),
     params:
         task=lambda wc: NDFA["tasks"][wc.task],
         train=NDFA["train"],
@@ -86,8 +90,7 @@ rule ndfa_train:
         "../../envs/torch.yaml"
     threads: THREADS
     resources:
-        mem_mb=lambda wc, attempt: 4000 * attempt,
-        runtime=lambda wc, attempt: 60 * attempt,
+        **job_resources(mem_mb=(4000, 32000), runtime=(60, 360), gpus=1),
     params:
         task=lambda wc: NDFA["tasks"][wc.task],
         train=NDFA["train"],

@@ -13,12 +13,12 @@ PEM_NOISE = {pem_snr_key(db): float(db) for db in PEM["noise_db"]}
 PEM_RUNS = expand(
     "results/pem/runs/{noise}/seed{seed}/metrics.json", noise=PEM_NOISE, seed=SEEDS
 )
-# Minutes per job: seconds at smoke scale; at paper scale (500k samples, CorInfoMax with 500
-# inner iterations) a job runs for hours on one core.
-PEM_RUNTIME = 1440 if SCALE == "paper" else 30
+# Minutes per job (smoke and ci, paper): seconds at smoke scale; at paper scale (500k samples,
+# CorInfoMax with 500 inner iterations) a job runs for hours on one core.
+PEM_RUNTIME = (30, 1440)
 # A tuning job trains one method 9 times per tuning seed on every source setting: about three
 # times the method-runs of a run job (every method once per source setting).
-PEM_TUNE_RUNTIME = 3 * PEM_RUNTIME
+PEM_TUNE_RUNTIME = tuple(3 * minutes for minutes in PEM_RUNTIME)
 
 
 rule pem_tune_method:
@@ -37,8 +37,7 @@ rule pem_tune_method:
         "../../envs/torch.yaml"
     threads: 1
     resources:
-        mem_mb=lambda wc, attempt: (8000 if SCALE == "paper" else 2000) * attempt,
-        runtime=lambda wc, attempt: PEM_TUNE_RUNTIME * attempt,
+        **job_resources(mem_mb=(2000, 8000), runtime=PEM_TUNE_RUNTIME),
     params:
         study=PEM,
         seeds=TUNING_SEEDS,
@@ -60,8 +59,7 @@ rule pem_run:
         "../../envs/torch.yaml"
     threads: 1
     resources:
-        mem_mb=lambda wc, attempt: (8000 if SCALE == "paper" else 2000) * attempt,
-        runtime=lambda wc, attempt: PEM_RUNTIME * attempt,
+        **job_resources(mem_mb=(2000, 8000), runtime=PEM_RUNTIME),
     params:
         study=PEM,
         snr_db=lambda wc: PEM_NOISE[wc.noise],

@@ -43,6 +43,7 @@ SSG_CURVES = [
 rule ssg_tune_method:
     input:
         **ssg_io.wsi_inputs(SSG_TUNE_SPEC, *SSG_WSI_ROOTS),
+        paper_data=paper_inputs("ssg", SSG["tune"]["dataset"]),
     output:
         tuning="data/ssg/tuning/{method}.json",
     log:
@@ -53,8 +54,11 @@ rule ssg_tune_method:
         "../../envs/torch.yaml"
     threads: THREADS
     resources:
-        mem_mb=lambda wc, attempt: 4000 * attempt,
-        runtime=lambda wc, attempt: 15 * SSG_TUNE_RUNS * attempt,
+        **job_resources(
+            mem_mb=(4000, 32000),
+            runtime=(15 * SSG_TUNE_RUNS, 120 * SSG_TUNE_RUNS),
+            gpus=1,
+        ),
     params:
         spec=SSG_TUNE_SPEC,
         wsi=ssg_io.wsi_paths(SSG_TUNE_SPEC, *SSG_WSI_ROOTS),
@@ -70,6 +74,7 @@ rule ssg_train:
     input:
         unpack(lambda wc: ssg_io.wsi_inputs(SSG_DATASETS[wc.dataset], *SSG_WSI_ROOTS)),
         tuning=SSG_TUNING,
+        paper_data=lambda wc: paper_inputs("ssg", wc.dataset),
     output:
         **ssg_io.run_files(SSG_RUNS_ROOT, SSG["methods"]),
     log:
@@ -81,8 +86,7 @@ rule ssg_train:
         "../../envs/torch.yaml"
     threads: THREADS
     resources:
-        mem_mb=lambda wc, attempt: 4000 * attempt,
-        runtime=lambda wc, attempt: 120 * attempt,
+        **job_resources(mem_mb=(4000, 32000), runtime=(120, 120), gpus=1),
     params:
         spec=lambda wc: SSG_DATASETS[wc.dataset],
         wsi=lambda wc: ssg_io.wsi_paths(SSG_DATASETS[wc.dataset], *SSG_WSI_ROOTS),
@@ -107,8 +111,7 @@ rule ssg_train_sweep:
         "../../envs/torch.yaml"
     threads: THREADS
     resources:
-        mem_mb=lambda wc, attempt: 4000 * attempt,
-        runtime=lambda wc, attempt: 60 * attempt,
+        **job_resources(mem_mb=(4000, 32000), runtime=(60, 120), gpus=1),
     params:
         spec=lambda wc: SSG_DATASETS[wc.dataset],
         wsi={},

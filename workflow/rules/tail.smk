@@ -44,8 +44,7 @@ for _study, _tail in STUDY_TAILS.items():
             "../../envs/report.yaml"
         threads: 1
         resources:
-            mem_mb=2000,
-            runtime=10,
+            **job_resources(mem_mb=(2000, 8000), runtime=(10, 60)),
         params:
             study=_study,
             section=section(_study),
@@ -63,12 +62,10 @@ for _study, _tail in STUDY_TAILS.items():
             provenance=f"results/{_study}/provenance.json",
         log:
             f"logs/{_study}/provenance.log",
+        localrule: True
         conda:
             "../../envs/report.yaml"
         threads: 1
-        resources:
-            mem_mb=1000,
-            runtime=5,
         params:
             study=_study,
             values=_tail["provenance_values"],
@@ -104,8 +101,7 @@ for _study, _tail in STUDY_TAILS.items():
             "../../envs/report.yaml"
         threads: 1
         resources:
-            mem_mb=2000,
-            runtime=15,
+            **job_resources(mem_mb=(2000, 8000), runtime=(15, 60)),
         params:
             parameters={
                 "results_dir": f"results/{_study}",
@@ -122,3 +118,4 @@ for _study, _tail in STUDY_TAILS.items():
             _study
         input:
             study_target(_study),
+        localrule: True

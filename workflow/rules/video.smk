@@ -7,6 +7,12 @@ VIDEO = section("video")
 VIDEO_DATASETS = list(VIDEO["datasets"])
 
 
+def video_frame_settings(dataset):
+    """The frame options of `dataset`: the family's `frames` with the dataset's own changes (a
+    real dataset whose videos differ in size names one, so its clips stack)."""
+    return {**VIDEO["frames"], **VIDEO["datasets"][dataset].get("frames", {})}
+
+
 rule video_synthesize:
     output:
         videos=directory("data/raw/video/{video_dataset}/videos"),
@@ -20,8 +26,7 @@ rule video_synthesize:
         "../../envs/video.yaml"
     threads: 1
     resources:
-        mem_mb=lambda wc, attempt: 2000 * attempt,
-        runtime=lambda wc, attempt: 30 * attempt,
+        **job_resources(mem_mb=(2000, 2000), runtime=(30, 30)),
     params:
         synth=lambda wc: VIDEO["datasets"][wc.video_dataset]["synthetic"],
         seed=lambda wc: VIDEO["datasets"][wc.video_dataset]["seed"],
@@ -36,6 +41,7 @@ rule video_frames:
                 VIDEO["datasets"], wc.video_dataset, "videos", "video"
             )
         ),
+        paper_data=lambda wc: paper_inputs("video", wc.video_dataset),
     output:
         frames=directory("data/video/{video_dataset}/frames"),
     log:
@@ -46,13 +52,12 @@ rule video_frames:
         "../../envs/video.yaml"
     threads: VIDEO["workers"]
     resources:
-        mem_mb=lambda wc, attempt: 4000 * attempt,
-        runtime=lambda wc, attempt: 60 * attempt,
+        **job_resources(mem_mb=(4000, 16000), runtime=(60, 240)),
     params:
         videos=lambda wc: source_dir(
             VIDEO["datasets"], wc.video_dataset, "videos", "video"
         ),
-        frames=VIDEO["frames"],
+        frames=lambda wc: video_frame_settings(wc.video_dataset),
     script:
         "../scripts/video_frames.py"
 
@@ -60,3 +65,4 @@ rule video_frames:
 rule video:
     input:
         expand("data/video/{video_dataset}/frames", video_dataset=VIDEO_DATASETS),
+    localrule: True

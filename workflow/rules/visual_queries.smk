@@ -8,6 +8,10 @@
 from reprolab.core.tuning import grid_points
 from reprolab.studies.visual_queries.jobs import check_params as vq_check_params
 from reprolab.studies.visual_queries.jobs import tuning_records as vq_tuning_records
+from reprolab.studies.visual_queries.real_jobs import frames_dir as vq_real_frames
+from reprolab.studies.visual_queries.real_jobs import items_path as vq_real_items
+from reprolab.studies.visual_queries.real_jobs import real_datasets as vq_real_datasets
+from reprolab.studies.visual_queries.real_jobs import summary_path as vq_real_summary
 from reprolab.studies.visual_queries.tune import check_grids as vq_check_grids
 
 VQ = section("visual_queries")
@@ -21,6 +25,9 @@ VQ_RUNS = [
     for method in VQ["methods"]
     for seed in SEEDS
 ]
+# Paper scale: the real datasets' items (CLEVRER, SSv2) that every run job answers too
+# (real_jobs); none below paper scale, where these lists are empty and nothing changes.
+VQ_REAL = vq_real_datasets(VQ)
 VQ_TUNED = vq_tuning_records(VQ["methods"])
 VQ_TUNING = expand(f"{VQ_DATA}/tuning/{{method}}.json", method=VQ_TUNED)
 VQ_TUNE_RUNS = len(TUNING_SEEDS) * max(
@@ -42,8 +49,11 @@ rule visual_queries_tune_method:
         "../../envs/torch.yaml"
     threads: THREADS
     resources:
-        mem_mb=lambda wc, attempt: 4000 * attempt,
-        runtime=lambda wc, attempt: 2 * VQ_TUNE_RUNS * attempt,
+        **job_resources(
+            mem_mb=(4000, 64000),
+            runtime=(2 * VQ_TUNE_RUNS, 720 * VQ_TUNE_RUNS),
+            gpus=1,
+        ),
     params:
         study=VQ,
         scene=VQ_VIDEO["scene"],
@@ -68,11 +78,10 @@ rule visual_queries_items:
     wildcard_constraints:
         seed=r"\d+",
     conda:
-        "../../envs/video.yaml"
+        "../../envs/torch.yaml"
     threads: 1
     resources:
-        mem_mb=lambda wc, attempt: 4000 * attempt,
-        runtime=lambda wc, attempt: 20 * attempt,
+        **job_resources(mem_mb=(4000, 16000), runtime=(20, 240)),
     params:
         study=VQ,
         scene=VQ_VIDEO["scene"],
@@ -88,6 +97,9 @@ rule visual_queries_run:
         # every record (a job applies its method's; a method that trains nothing, none): the
         # contract asks each run rule to read the tuning records by name
         tuning=VQ_TUNING,
+        paper_data=lambda wc: paper_inputs("visual_queries", wc.method, *VQ_REAL),
+        real_items=lambda wc: [vq_real_items(real, wc.seed) for real in VQ_REAL],
+        real_frames=[vq_real_frames(real) for real in VQ_REAL],
     output:
         metrics="results/visual_queries/runs/{method}/seed{seed}/metrics.json",
         predictions="results/visual_queries/runs/{method}/seed{seed}/predictions.csv",
@@ -100,13 +112,37 @@ rule visual_queries_run:
         "../../envs/torch.yaml"
     threads: THREADS
     resources:
-        mem_mb=lambda wc, attempt: 4000 * attempt,
-        runtime=lambda wc, attempt: 60 * attempt,
+        **job_resources(mem_mb=(4000, 64000), runtime=(60, 720), gpus=1),
     params:
         study=VQ,
         scene=VQ_VIDEO["scene"],
     script:
         "../scripts/visual_queries_run.py"
+
+
+if VQ_REAL:
+
+    rule visual_queries_real_items:
+        input:
+            frames=lambda wc: vq_real_frames(wc.real),
+            paper_data=lambda wc: paper_inputs("visual_queries", wc.real),
+        output:
+            item_set=vq_real_items("{real}", "{seed}"),
+            summary=vq_real_summary("{real}", "{seed}"),
+        log:
+            "logs/visual_queries/real_items/{real}_seed{seed}.log",
+        wildcard_constraints:
+            real="|".join(VQ_REAL),
+            seed=r"\d+",
+        conda:
+            "../../envs/torch.yaml"
+        threads: 1
+        resources:
+            **job_resources(mem_mb=(4000, 16000), runtime=(20, 240)),
+        params:
+            study=VQ,
+        script:
+            "../scripts/visual_queries_real_items.py"
 
 
 register_study(

@@ -47,8 +47,7 @@ rule vngct_align:
         "../../envs/torch.yaml"
     threads: THREADS
     resources:
-        mem_mb=lambda wc, attempt: 4000 * attempt,
-        runtime=lambda wc, attempt: 30 * attempt,
+        **job_resources(mem_mb=(4000, 4000), runtime=(30, 30)),
     params:
         study=VNGCT,
         stream=f"{VNGCT_SOURCE}/stream.yaml",
@@ -61,6 +60,7 @@ rule vngct_tune_method:
         unpack(lambda wc: vngct_matched_tuning(wc.method)),
         **VNGCT_INPUTS,
         **VNGCT_MODEL,
+        paper_data=paper_inputs("vngct"),
     output:
         tuning="data/vngct/tuning/{method}.json",
     log:
@@ -71,8 +71,11 @@ rule vngct_tune_method:
         "../../envs/torch.yaml"
     threads: THREADS
     resources:
-        mem_mb=lambda wc, attempt: 4000 * attempt,
-        runtime=lambda wc, attempt: 30 * VNGCT_TUNE_RUNS * attempt,
+        **job_resources(
+            mem_mb=(4000, 96000),
+            runtime=(30 * VNGCT_TUNE_RUNS, 1440 * VNGCT_TUNE_RUNS),
+            gpus=1,
+        ),
     params:
         study=VNGCT,
         stream=f"{VNGCT_SOURCE}/stream.yaml",
@@ -89,6 +92,7 @@ rule vngct_run:
         **VNGCT_INPUTS,
         **VNGCT_MODEL,
         tuning="data/vngct/tuning/{method}.json",
+        paper_data=paper_inputs("vngct"),
     output:
         metrics="results/vngct/runs/{method}/seed{seed}/metrics.json",
     log:
@@ -100,8 +104,7 @@ rule vngct_run:
         "../../envs/torch.yaml"
     threads: THREADS
     resources:
-        mem_mb=lambda wc, attempt: 4000 * attempt,
-        runtime=lambda wc, attempt: 60 * attempt,
+        **job_resources(mem_mb=(4000, 96000), runtime=(60, 1440), gpus=1),
     params:
         study=VNGCT,
         stream=f"{VNGCT_SOURCE}/stream.yaml",

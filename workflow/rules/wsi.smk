@@ -20,8 +20,7 @@ rule wsi_synthesize:
         "../../envs/wsi.yaml"
     threads: 1
     resources:
-        mem_mb=lambda wc, attempt: 4000 * attempt,
-        runtime=lambda wc, attempt: 30 * attempt,
+        **job_resources(mem_mb=(4000, 4000), runtime=(30, 30)),
     params:
         synth=lambda wc: WSI["cohorts"][wc.cohort]["synthetic"],
         seed=lambda wc: WSI["cohorts"][wc.cohort]["seed"],
@@ -32,6 +31,7 @@ rule wsi_synthesize:
 rule wsi_tile:
     input:
         unpack(lambda wc: generated_source(WSI["cohorts"], wc.cohort, "slides", "wsi")),
+        paper_data=lambda wc: paper_inputs("wsi", wc.cohort),
     output:
         tiles=directory("data/wsi/{cohort}/tiles"),
     log:
@@ -42,8 +42,7 @@ rule wsi_tile:
         "../../envs/wsi.yaml"
     threads: WSI["workers"]
     resources:
-        mem_mb=lambda wc, attempt: 4000 * attempt,
-        runtime=lambda wc, attempt: 120 * attempt,
+        **job_resources(mem_mb=(4000, 16000), runtime=(120, 240)),
     params:
         slides=lambda wc: source_dir(WSI["cohorts"], wc.cohort, "slides", "wsi"),
         tiling=WSI["tiling"],
@@ -55,6 +54,7 @@ rule wsi_features:
     input:
         unpack(lambda wc: generated_source(WSI["cohorts"], wc.cohort, "slides", "wsi")),
         tiles="data/wsi/{cohort}/tiles",
+        paper_data=lambda wc: paper_inputs("wsi", wc.cohort, WSI_ENCODER),
     output:
         features=directory("data/wsi/{cohort}/features"),
     log:
@@ -65,8 +65,7 @@ rule wsi_features:
         "../../envs/wsi.yaml"
     threads: WSI["workers"]
     resources:
-        mem_mb=lambda wc, attempt: 8000 * attempt,
-        runtime=lambda wc, attempt: 240 * attempt,
+        **job_resources(mem_mb=(8000, 32000), runtime=(240, 1440), gpus=1),
     params:
         slides=lambda wc: source_dir(WSI["cohorts"], wc.cohort, "slides", "wsi"),
         features=WSI["features"],
@@ -77,3 +76,4 @@ rule wsi_features:
 rule wsi:
     input:
         expand("data/wsi/{cohort}/features", cohort=WSI_COHORTS),
+    localrule: True

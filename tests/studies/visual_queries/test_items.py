@@ -128,3 +128,18 @@ def test_an_item_without_another_video_of_its_size_is_skipped(family):
         if len((a := family_answer(SCENES[n], family, SPEC, CFG)).truth) != len(answer.truth)
     )
     assert build_item(name, family, answer, [(name, answer), other], 0) is None
+
+
+def test_a_video_that_cannot_pose_a_family_is_skipped_and_lends_no_layout():
+    from reprolab.studies.visual_queries.items import Answer, build_grid_split
+
+    def answer_of(name: str, family: str) -> Answer | None:
+        if family != "tfr" or name == "v3":
+            return None
+        cells = {"v0": (0, 1), "v1": (2, 3), "v2": (4, 5), "v3": (6, 7)}[name]
+        return Answer("q", ((0, 0, cells[0]), (1, 1, cells[1])), 16, (0, 1))
+
+    items, skipped = build_grid_split(["v3", "v1", "v0", "v2"], answer_of, 0)
+    assert skipped == {"tfr": 1, "vfp": 4, "cmd": 4}
+    assert [item.video for item in items] == ["v0", "v1", "v2"]
+    assert all("v3" not in item.sources for item in items)

@@ -24,14 +24,16 @@ def _params(methods, min_effect: float = 0.0) -> dict:
     }
 
 
-def _write_runs(root, values, spread):
-    """values: method -> (text, visual) accuracy; `spread` adds seed-to-seed variation."""
+def _write_runs(root, values, spread, real=()):
+    """values: method -> (text, visual) accuracy; `spread` adds seed-to-seed variation; each
+    dataset of `real` gets the same cells (paper scale: `<dataset>_<family>_acc_<mode>`)."""
     for method, (text, visual) in values.items():
         for seed in SEEDS:
             metrics = {"method": method, "seed": seed, "n_test": 900, "loss": {"tune": 1.0}}
-            for family in FAMILIES:
-                metrics[f"{family}_acc_text"] = text + spread * seed
-                metrics[f"{family}_acc_visual"] = visual + spread * (seed % 2)
+            for prefix in ("", *(f"{dataset}_" for dataset in real)):
+                for family in FAMILIES:
+                    metrics[f"{prefix}{family}_acc_text"] = text + spread * seed
+                    metrics[f"{prefix}{family}_acc_visual"] = visual + spread * (seed % 2)
             write_json(root / method / f"seed{seed}" / "metrics.json", metrics)
 
 
@@ -136,14 +138,17 @@ def test_every_method_has_a_label_and_hf_vlm_a_claim(tmp_path):
     assert "hf_vlm" in params["methods"] and set(METHODS) <= set(LABELS)
     values = {m: (100, 100) if m == "oracle" else (25, 25) for m in params["methods"]}
     values.update({m: (60, 40) for m in CLAIM_MODELS})
-    _write_runs(tmp_path / "runs", values, spread=1.0)
+    real = list(params["real_items"])
+    _write_runs(tmp_path / "runs", values, spread=1.0, real=real)
     summarize_study("visual_queries", params, SEEDS, tmp_path)
     document = read_json(tmp_path / "claims.json")
     validate_claims(document, "visual_queries claims.json")
     table = pd.read_csv(tmp_path / "table.csv")
     assert list(table["method"]) == [LABELS[m] for m in params["methods"]]
+    assert "CLEVRER TFR: visual" in table.columns and "SSV2 VFP: text" in table.columns
     hf = [c for c in document["claims"] if c.get("methods") == ["hf_vlm:text", "hf_vlm:visual"]]
     assert len(hf) == len(FAMILIES) and all(c["holds"] for c in hf)
     assert all(c["rule"]["min_effect"] == params["claims"]["min_effect"] for c in hf)
     paired = [c for c in document["claims"] if c["kind"] == "paired"]
-    assert len(paired) == len(CLAIM_MODELS) * len(FAMILIES)
+    # the sprite items' and, where both modes are finite, each real dataset's
+    assert len(paired) == (1 + len(real)) * len(CLAIM_MODELS) * len(FAMILIES)

@@ -26,7 +26,9 @@ from reprolab.studies.vngct.continual import (
     swap_accuracy,
 )
 from reprolab.studies.vngct.gates import NecessityGate, RandomGate, shifted
+from reprolab.studies.vngct.generation import AnswerScorer, greedy_answers
 from reprolab.studies.vngct.tensors import IGNORE, answer_loss
+from reprolab.studies.vngct.vqa import vqa_accuracy
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
@@ -343,6 +345,20 @@ def test_evaluate_ranks_among_choices_or_falls_back_to_exact_match(make_adapter,
     fallback, exact_again = evaluate(adapter, features, task.test, None, False, 64)
     np.testing.assert_array_equal(fallback, exact_again)
     np.testing.assert_array_equal(exact, exact_again)
+
+
+def test_evaluate_scores_greedy_answers_by_the_tasks_metric(make_adapter, stream):
+    adapter = make_adapter(0)
+    features = adapter.tower_features(stream.images.pixels())
+    task = stream.tasks[0]
+    scorer = AnswerScorer("vqa_accuracy", stream.tokenizer, 2)
+    scores, exact = evaluate(adapter, features, task.test, task.choices, False, 5, scorer)
+    answers = greedy_answers(adapter, features, task.test, stream.tokenizer, False, 5, 2)
+    references = task.test.references
+    expected = [vqa_accuracy(a, refs) for a, refs in zip(answers, references, strict=True)]
+    np.testing.assert_array_equal(scores, expected)
+    _, exact_ranked = evaluate(adapter, features, task.test, task.choices, False, 5)
+    np.testing.assert_array_equal(exact, exact_ranked)  # exact match is kept as before
 
 
 def test_swap_accuracy_scores_the_swapped_paths_and_restores_the_final_model(make_adapter, stream):

@@ -161,3 +161,83 @@ def test_the_prompt_template_wraps_every_prompt(stream_yaml, processor):
     assert torch.equal(wrapped.input_ids[:, 1 + extra :], bare.input_ids[:, 1:])
     with pytest.raises(ValueError, match="has no {prompt} field"):
         load_stream_data(load_stream(stream_yaml), processor, TOKENS_PER_IMAGE, "USER:")
+
+
+def _coin_stream(root: Path, vqa_meta: dict | None = None) -> Path:
+    """A two-task stream in CoIN's layout: JSON arrays of LLaVA conversation records, images
+    as files under an image root; the VQA test records carry their ten human answers."""
+    import cv2
+
+    (root / "coco").mkdir(parents=True)
+    for i in range(2):
+        image = np.full((16, 16, 3), 60 * i, dtype=np.uint8)
+        cv2.imwrite(str(root / "coco" / f"{i}.png"), image)
+
+    def record(number: int, question: str, answer: str, meta: dict | None) -> dict:
+        out = {
+            "id": f"q{number}",
+            "image": f"coco/{number % 2}.png",
+            "conversations": [
+                {"from": "human", "value": f"<image>\n{question}"},
+                {"from": "gpt", "value": answer},
+            ],
+        }
+        return out if meta is None else {**out, "meta": meta}
+
+    ten = {"answers": ["two"] * 7 + ["2"] * 2 + ["three"]}
+    files = {
+        "VQAv2": [record(0, "How many dogs?", "two", vqa_meta or ten),
+                  record(1, "What color is it?", "red", {"answers": ["red"] * 10})],
+        "Grounding": [record(0, "Where is the dog?", "[0.12, 0.30, 0.55, 0.80]", None),
+                      record(1, "Where is the cat?", "[0.00, 0.10, 0.50, 0.90]", None)],
+    }  # fmt: skip
+    tasks = []
+    for name, records in files.items():
+        (root / name).mkdir()
+        for split in ("train", "test"):
+            (root / name / f"{split}.json").write_text(json.dumps(records, indent=1))
+        tasks.append(
+            f"- {{name: {name}, train: {name}/train.json, test: {name}/test.json, metric: m}}\n"
+        )
+    (root / "stream.yaml").write_text("name: coin\nimage_root: .\ntasks:\n" + "".join(tasks))
+    return root / "stream.yaml"
+
+
+SCORING = {"max_new_tokens": 8, "metrics": {"VQAv2": "vqa_accuracy", "Grounding": "iou"}}
+
+
+def test_a_coin_stream_gets_its_declared_metrics_references_and_end_tokens(tmp_path):
+    stream_yaml = _coin_stream(tmp_path)
+    processor = tiny_processor(stream_yaml)
+    data = load_stream_data(load_stream(stream_yaml), processor, 4, scoring=SCORING)
+    vqa, grounding = data.tasks
+    assert (vqa.scorer.metric, grounding.scorer.metric) == ("vqa_accuracy", "iou")
+    assert vqa.scorer.max_new_tokens == 8 and vqa.scorer.tokenizer is processor.tokenizer
+    assert vqa.test.references == (tuple(["two"] * 7 + ["2"] * 2 + ["three"]), ("red",) * 10)
+    assert grounding.test.references == (
+        ("[0.12, 0.30, 0.55, 0.80]",),
+        ("[0.00, 0.10, 0.50, 0.90]",),
+    )
+    eos = processor.tokenizer.eos_token_id
+    for samples in (vqa.train, grounding.test):  # each answer ends with EOS, labelled
+        last = [row[row != IGNORE][-1] for row in samples.labels]
+        assert all(int(token) == eos for token in last)
+    plain = load_stream_data(load_stream(stream_yaml), processor, 4)
+    assert all(task.scorer is None for task in plain.tasks)
+    assert not (plain.tasks[0].train.labels == eos).any()  # without scoring, no EOS label
+    assert plain.tasks[0].test.references == vqa.test.references
+
+
+@pytest.mark.parametrize("answers", [[], "two", ["two", 2]])
+def test_bad_reference_answers_are_refused_with_file_record_and_key(tmp_path, answers):
+    stream_yaml = _coin_stream(tmp_path, {"answers": answers})
+    with pytest.raises(ValueError, match=r"VQAv2/train: record q0: meta.answers is .*, expected a "
+                       "non-empty list of strings"):  # fmt: skip
+        load_stream_data(load_stream(stream_yaml), tiny_processor(stream_yaml), 4)
+
+
+def test_scoring_must_name_every_task_of_the_stream(tmp_path):
+    stream_yaml = _coin_stream(tmp_path)
+    scoring = {"max_new_tokens": 8, "metrics": {"VQAv2": "vqa_accuracy"}}
+    with pytest.raises(ValueError, match="vngct.scoring.metrics: no metric for task\\(s\\) Ground"):
+        load_stream_data(load_stream(stream_yaml), tiny_processor(stream_yaml), 4, scoring=scoring)

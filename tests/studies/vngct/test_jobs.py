@@ -76,7 +76,7 @@ def test_run_writes_identical_metrics_twice_and_the_random_gate_copies_rates(
     first = run_method("vngct", stream_yaml, folder, 0, PARAMS, 1, tmp_path / "a", tuning=VNGCT)
     run_method("vngct", stream_yaml, folder, 0, PARAMS, 1, tmp_path / "b", tuning=VNGCT)
     assert (tmp_path / "a/metrics.json").read_bytes() == (tmp_path / "b/metrics.json").read_bytes()
-    assert first["tasks"] == ["where", "plus"]
+    assert first["tasks"] == ["where", "plus"] and "task_metrics" not in first
     assert len(first["accuracy"]["all"]) == 2 and len(first["routing"]) == 2
     assert len(first["swap"]["final_projector"]) == 1
     where, plus = first["held_out_necessity"]  # position items all need the image, arith none
@@ -120,3 +120,27 @@ def test_a_local_checkpoint_runs_with_lora_its_processor_and_no_network(
     assert once.read_bytes() == twice.read_bytes()
     full = run_method("seqft", stream_yaml, folder, 0, PARAMS, 1, tmp_path / "full", tuning=SEQFT)
     assert full["train_loss"] != out["train_loss"]
+
+
+def test_declared_metrics_score_generated_answers_and_are_recorded(
+    aligned, stream_yaml, tmp_path, torch_one_thread
+):
+    """Paper scale's scoring on the tiny stream: answers are generated and scored by the
+    declared metric, and metrics.json says which metric each task's scores are."""
+    folder, _ = aligned
+    declared = {"where": "vqa_accuracy", "plus": "vqa_accuracy"}
+    params = {**PARAMS, "scoring": {"max_new_tokens": 3, "metrics": declared}}
+    out = run_method("seqft", stream_yaml, folder, 0, params, 1, tmp_path / "s", tuning=SEQFT)
+    assert out["task_metrics"] == declared
+    assert read_json(tmp_path / "s/metrics.json")["task_metrics"] == declared
+    assert all(0.0 <= score <= 1.0 for row in out["accuracy"]["all"] for score in row)
+
+
+def test_the_paper_scale_declares_a_metric_for_every_coin_task():
+    paper = study_section("vngct", "paper")
+    check_section(paper, "vngct")
+    coin = ["ScienceQA", "TextVQA", "ImageNet", "GQA", "VizWiz", "Grounding", "VQAv2", "OCR-VQA"]
+    assert sorted(paper["scoring"]["metrics"]) == sorted(coin)
+    assert paper["scoring"]["metrics"]["Grounding"] == "iou"
+    assert "scoring" not in study_section("vngct", "smoke")
+    assert "scoring" not in study_section("vngct", "ci")

@@ -112,3 +112,30 @@ def test_holm_decides_a_claim_that_holds_alone(out_dir):
     )
     assert check["p_value"] < 0.05 and check["holds_unadjusted"]
     assert check["p_adjusted"] >= 0.05 and not check["holds"]
+
+
+def test_declared_metrics_add_a_final_column_per_task_naming_its_metric(out_dir):
+    """Paper scale: runs carry `task_metrics`; each task's final score becomes a column."""
+    declared = {"digit": "vqa_accuracy", "plus": "cider", "mixed": "iou"}
+    for path in sorted((out_dir / "runs").glob("*/seed*/metrics.json")):
+        write_json(path, {**read_json(path), "task_metrics": declared})
+    summarize_study("vngct", {**PARAMS, "stream": "coin"}, SEEDS, out_dir)
+    table = pd.read_csv(out_dir / "table.csv")
+    finals = ["final digit (VQA acc)", "final plus (CIDEr)", "final mixed (IoU≥0.5 acc)"]
+    assert list(table.columns) == [
+        "method", "final acc", "avg acc", "BWT", "visual forgetting", "text forgetting",
+        "projector share", "language share", *finals,
+        "routed: digit", "routed: plus", "routed: mixed",
+    ]  # fmt: skip
+    assert table.loc[0, "final plus (CIDEr)"] == "0.223 ± 0.025"  # SeqFT's last row
+    assert "coin stream" in (out_dir / "table.tex").read_text()  # the caption
+    metrics = read_json(out_dir / "metrics.json")
+    assert metrics["task_metrics"] == declared
+    assert metrics["final_task_scores"]["vngct"]["mixed"]["mean"] == pytest.approx(0.94 / 3)
+
+
+def test_runs_scored_with_different_metrics_are_refused(out_dir):
+    path = out_dir / "runs/vngct/seed1/metrics.json"
+    write_json(path, {**read_json(path), "task_metrics": {"digit": "iou"}})
+    with pytest.raises(ValueError, match=r"vngct seed 1: scored with metrics \{'digit': 'iou'\}"):
+        summarize_study("vngct", PARAMS, SEEDS, out_dir)

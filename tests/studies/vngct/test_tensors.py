@@ -73,6 +73,29 @@ def test_take_picks_rows_and_trims_to_the_longest(tokenizer):
     assert picked.image.tolist() == [2, 1]
 
 
+def test_references_default_to_the_answer_and_follow_take(tokenizer):
+    prompts = ["<image>\nwhere ?", "<image>\nwhat digit is shown ?"]
+    samples = _encode(tokenizer, prompts, ["two", "seven"])
+    assert samples.references == (("two",), ("seven",))
+    given = encode_samples(
+        tokenizer, prompts, ["two", "seven"], [0, 1], [True] * 2, TOKENS, [["two", "2"], ["7"]]
+    )
+    assert given.references == (("two", "2"), ("7",))
+    assert given.take(torch.tensor([1, 0])).references == (("7",), ("two", "2"))
+    with pytest.raises(ValueError, match="1 reference sets for 2 answers"):
+        encode_samples(tokenizer, prompts, ["two", "seven"], [0, 1], [True] * 2, TOKENS, [["2"]])
+
+
+def test_an_end_token_follows_every_answer_and_is_labelled(tokenizer):
+    prompts = ["<image>\nwhere ?"]
+    plain = _encode(tokenizer, prompts, ["seven topleft"])
+    eos = tokenizer.eos_token_id
+    ended = encode_samples(tokenizer, prompts, ["seven topleft"], [0], [True], TOKENS, None, eos)
+    assert ended.input_ids[0].tolist() == plain.input_ids[0].tolist() + [eos]
+    labelled = ended.labels[0][ended.labels[0] != IGNORE].tolist()
+    assert labelled == plain.labels[0][plain.labels[0] != IGNORE].tolist() + [eos]
+
+
 @pytest.mark.parametrize(
     ("prompt", "count"), [("what digit is shown ?", 0), ("<image> <image>\nwhere ?", 2)]
 )

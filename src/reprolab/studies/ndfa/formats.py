@@ -18,6 +18,10 @@ CIFAR_FILES: dict[str, tuple[list[str], str, bytes]] = {
     "cifar10": ([f"data_batch_{i}" for i in range(1, 6)], "test_batch", b"labels"),
     "cifar100": (["train"], "test", b"fine_labels"),
 }
+"""Per CIFAR variant: its training pickles, its test pickle and the key of its labels."""
+
+SVHN_FILES = ("train_32x32.mat", "test_32x32.mat")
+"""SVHN's official train and test splits (the cropped-digits format)."""
 
 
 def _read_cifar_pickle(path: Path, label_key: bytes) -> tuple[np.ndarray, np.ndarray]:
@@ -59,6 +63,7 @@ def _read_svhn_mat(path: Path) -> tuple[np.ndarray, np.ndarray]:
 def load_svhn(folder: str | Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Load SVHN's official train and test splits from ``train_32x32.mat``/``test_32x32.mat``."""
     folder = Path(folder)
-    x_train, y_train = _read_svhn_mat(folder / "train_32x32.mat")
-    x_test, y_test = _read_svhn_mat(folder / "test_32x32.mat")
+    train_name, test_name = SVHN_FILES
+    x_train, y_train = _read_svhn_mat(folder / train_name)
+    x_test, y_test = _read_svhn_mat(folder / test_name)
     return x_train, y_train, x_test, y_test

@@ -24,7 +24,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -55,8 +55,13 @@ def oracle(items: Sequence[Item], mode: str) -> np.ndarray:
     return np.asarray(answers)
 
 
-def blind_text(train: Sequence[Item], test: Sequence[Item]) -> np.ndarray:
-    """Option-only text baseline: per family TF-IDF + logistic regression on single options."""
+def blind_text(
+    train: Sequence[Item],
+    test: Sequence[Item],
+    texts_of: Callable[[Item], list[str]] = option_texts,
+) -> np.ndarray:
+    """Option-only text baseline: per family TF-IDF + logistic regression on single options
+    (`texts_of` gives an item's option sentences: the sprite templates unless told)."""
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.linear_model import LogisticRegression
 
@@ -66,12 +71,12 @@ def blind_text(train: Sequence[Item], test: Sequence[Item]) -> np.ndarray:
         rows = [k for k, item in enumerate(test) if item.family == family]
         if not fit_items or not rows:
             continue
-        texts = [t for item in fit_items for t in option_texts(item)]
+        texts = [t for item in fit_items for t in texts_of(item)]
         labels = [int(k == item.answer_idx) for item in fit_items for k in range(N_OPTIONS)]
         vectorizer = TfidfVectorizer(ngram_range=(1, 2), token_pattern=r"[^ ]+").fit(texts)
         model = LogisticRegression(max_iter=2000).fit(vectorizer.transform(texts), labels)
         for k in rows:
-            scores = model.decision_function(vectorizer.transform(option_texts(test[k])))
+            scores = model.decision_function(vectorizer.transform(texts_of(test[k])))
             answers[k] = int(np.argmax(scores))
     return answers
 

@@ -249,17 +249,36 @@ def build_split(
     """Items of every family for `videos` (one split: other layouts come from these videos
     only), in video then family order, and how many each family skipped. The item of a video
     and family draws from derive_seed(seed, "item", video, family)."""
+    return build_grid_split(
+        videos, lambda name, family: family_answer(scenes[name], family, spec, cfg), seed
+    )
+
+
+def build_grid_split(
+    videos: Sequence[str],
+    answer_of: Callable[[str, str], Answer | None],
+    seed: int,
+) -> tuple[list[Item], dict[str, int]]:
+    """The option-grid items of every family for `videos` (see `build_split`), whatever the
+    scenes are: `answer_of(video, family)` gives what the family asks of the video, or None
+    when the video cannot pose it (a real video whose collision falls outside its clip, say).
+    Such a video counts as skipped for that family and lends no layout to the others."""
     videos = sorted(videos)
+    answers = {family: {name: answer_of(name, family) for name in videos} for family in FAMILIES}
     pools = {
-        family: [(name, family_answer(scenes[name], family, spec, cfg)) for name in videos]
+        family: [(name, a) for name, a in answers[family].items() if a is not None]
         for family in FAMILIES
     }
     items, skipped = [], dict.fromkeys(FAMILIES, 0)
-    for index, name in enumerate(videos):
+    for name in videos:
         for family in FAMILIES:
-            answer = pools[family][index][1]
-            item = build_item(
-                name, family, answer, pools[family], derive_seed(seed, "item", name, family)
+            answer = answers[family][name]
+            item = (
+                None
+                if answer is None
+                else build_item(
+                    name, family, answer, pools[family], derive_seed(seed, "item", name, family)
+                )
             )
             if item is None:
                 skipped[family] += 1

@@ -22,6 +22,7 @@ derive_seed(seed, study, method).
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -206,10 +207,8 @@ def _hf_answers(
     corpus: Corpus, test: list[Item], seed: int, params: dict[str, Any]
 ) -> dict[str, np.ndarray]:
     """A `transformers` VLM from a local folder answers in both modes (no training)."""
-    from reprolab.studies.visual_queries.hf_vlm import HFVideoQA
-
     cfg = params["hf_vlm"]
-    model = HFVideoQA.from_pretrained(cfg["path"], device=cfg["device"], dtype=cfg["dtype"])
+    model = _hf_model(cfg["path"], cfg["device"], cfg["dtype"])
     answers = {}
     for mode in MODES:
         picks = []
@@ -223,6 +222,15 @@ def _hf_answers(
             )
         answers[mode] = np.asarray(picks)
     return answers
+
+
+@functools.cache
+def _hf_model(path: str, device: str, dtype: str) -> Any:
+    """The local VLM, loaded once per job (the sprite items and, at paper scale, the real
+    datasets' items share it)."""
+    from reprolab.studies.visual_queries.hf_vlm import HFVideoQA
+
+    return HFVideoQA.from_pretrained(path, device=device, dtype=dtype)
 
 
 def run_method(
@@ -262,6 +270,15 @@ def run_method(
         for mode in MODES
         for k, item in enumerate(test)
     ]
+    if params.get("real_items"):  # paper scale: the real datasets' items too (real_jobs)
+        from reprolab.studies.visual_queries.real_jobs import answer_real_datasets
+
+        cfg = params["hf_vlm"]
+        real, real_rows = answer_real_datasets(
+            method, seed, params, lambda: _hf_model(cfg["path"], cfg["device"], cfg["dtype"])
+        )
+        metrics.update(real)
+        rows += real_rows
     out_dir = Path(out_dir)
     write_csv(out_dir / "predictions.csv", pd.DataFrame(rows))
     write_json(out_dir / "metrics.json", metrics)

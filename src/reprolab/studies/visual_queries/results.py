@@ -52,15 +52,22 @@ LABELS = {
 }
 
 
+def real_datasets(params: dict[str, Any]) -> list[str]:
+    """The real datasets whose items the runs also answer (paper scale; none below)."""
+    return list(params.get("real_items") or {})
+
+
 def load_runs(params: dict[str, Any], seeds: Sequence[int], runs_dir: Path) -> dict:
     """{method: [metrics of each seed]} with a clear error when an accuracy is missing."""
     runs = {}
+    prefixes = ["", *(f"{dataset}_" for dataset in real_datasets(params))]
     for method in params["methods"]:
         runs[method] = []
         for seed in seeds:
             path = Path(runs_dir) / method / f"seed{seed}" / "metrics.json"
             metrics = read_json(path)
-            missing = [f"{f}_acc_{m}" for f in FAMILIES for m in MODES] - metrics.keys()
+            wanted = [f"{p}{f}_acc_{m}" for p in prefixes for f in FAMILIES for m in MODES]
+            missing = wanted - metrics.keys()
             if missing:
                 raise ValueError(f"{path}: run metrics lack {sorted(missing)}")
             runs[method].append(metrics)
@@ -72,23 +79,37 @@ def per_seed(runs: dict, method: str, key: str) -> np.ndarray:
     return np.asarray([run[key] for run in runs[method]], dtype=float)
 
 
-def columns() -> list[str]:
-    """Table columns in order."""
-    return [f"{f.upper()}: {what}" for f in FAMILIES for what in ("text", "visual", "Δ")]
+def _column(dataset: str, family: str, what: str) -> str:
+    """A table column: the sprite items' "TFR: text", a real dataset's "CLEVRER TFR: text"."""
+    return f"{dataset.upper()} {family.upper()}: {what}" if dataset else f"{family.upper()}: {what}"
+
+
+def columns(datasets: Sequence[str] = ()) -> list[str]:
+    """Table columns in order: the sprite items', then each real dataset's (paper scale)."""
+    return [
+        _column(dataset, f, what)
+        for dataset in ("", *datasets)
+        for f in FAMILIES
+        for what in ("text", "visual", "Δ")
+    ]
 
 
 def records(params: dict[str, Any], runs: dict, seeds: Sequence[int]) -> list[Record]:
-    """Long-format records of the table."""
+    """Long-format records of the table. A real dataset's cell that the dataset does not pose
+    or the method cannot answer (real_jobs) is NaN."""
     out = []
     for method in params["methods"]:
-        for family in FAMILIES:
-            text = per_seed(runs, method, f"{family}_acc_text")
-            visual = per_seed(runs, method, f"{family}_acc_visual")
-            for what, values in (("text", text), ("visual", visual), ("Δ", text - visual)):
-                column = f"{family.upper()}: {what}"
-                out += [
-                    Record(LABELS[method], column, s, v) for s, v in zip(seeds, values, strict=True)
-                ]
+        for dataset in ("", *real_datasets(params)):
+            prefix = f"{dataset}_" if dataset else ""
+            for family in FAMILIES:
+                text = per_seed(runs, method, f"{prefix}{family}_acc_text")
+                visual = per_seed(runs, method, f"{prefix}{family}_acc_visual")
+                for what, values in (("text", text), ("visual", visual), ("Δ", text - visual)):
+                    column = _column(dataset, family, what)
+                    out += [
+                        Record(LABELS[method], column, s, v)
+                        for s, v in zip(seeds, values, strict=True)
+                    ]
     return out
 
 
@@ -97,7 +118,7 @@ def table(params: dict[str, Any], runs: dict, seeds: Sequence[int]) -> Table:
     return Table(
         records(params, runs, seeds),
         [LABELS[m] for m in params["methods"]],
-        columns(),
+        columns(real_datasets(params)),
         "visual_queries: accuracy (%) with text and visual options per family, and the gap "
         "Δ = text − visual (mean ± std over seeds; chance 25 %)",
     )
@@ -115,6 +136,17 @@ def curve_rows(params: dict[str, Any], runs: dict, seeds: Sequence[int]) -> pd.D
     """
     points = [
         (f"{family}/{method}", x, float(per_seed(runs, method, f"{family}_acc_{mode}").mean()))
+        for method in runs
+        for family in FAMILIES
+        for x, mode in enumerate(MODES)
+    ]
+    points += [  # paper scale: `<dataset>/<family>/<method>`; NaN points are left out
+        (
+            f"{dataset}/{family}/{method}",
+            x,
+            float(per_seed(runs, method, f"{dataset}_{family}_acc_{mode}").mean()),
+        )
+        for dataset in real_datasets(params)
         for method in runs
         for family in FAMILIES
         for x, mode in enumerate(MODES)
@@ -143,6 +175,27 @@ def claim_checks(params: dict[str, Any], runs: dict, seeds: Sequence[int]) -> li
                     min_effect=min_effect,
                 )
             )
+    for dataset in real_datasets(params):  # paper scale: where both modes are answered
+        for method in [m for m in CLAIM_MODELS if m in runs]:
+            for family in FAMILIES:
+                text = per_seed(runs, method, f"{dataset}_{family}_acc_text")
+                visual = per_seed(runs, method, f"{dataset}_{family}_acc_visual")
+                if not (np.isfinite(text).all() and np.isfinite(visual).all()):
+                    continue  # not posed (SSv2: text only) or not answerable (real_jobs)
+                checks.append(
+                    paired_check(
+                        f"{LABELS[method]} scores lower with visual options than with text "
+                        f"options ({dataset.upper()} {family.upper()})",
+                        f"{dataset.upper()} {family.upper()} accuracy (%)",
+                        f"{method}:{dataset}:text",
+                        f"{method}:{dataset}:visual",
+                        text,
+                        visual,
+                        seeds,
+                        alpha=alpha,
+                        min_effect=min_effect,
+                    )
+                )
     if "oracle" in runs:
         values = {
             f"{f}_{m}": per_seed(runs, "oracle", f"{f}_acc_{m}").tolist()

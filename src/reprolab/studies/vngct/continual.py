@@ -1,7 +1,8 @@
 """Continual instruction tuning of an `MLLMAdapter` through an ordered task stream.
 
 One function, `run_stream`, trains the model task after task with one method and evaluates
-every task's test split after each task (the accuracy matrix of continual learning). The
+every task's test split after each task (the accuracy matrix of continual learning; a task
+with a declared metric is scored by it on generated answers, see `evaluate`). The
 methods differ only in their `Method` switches (`spec`), so every comparison runs the same
 code:
 
@@ -36,6 +37,7 @@ from reprolab.core.progress import progress
 from reprolab.studies.vngct.adapter import GateSlot, MLLMAdapter
 from reprolab.studies.vngct.data import TaskData
 from reprolab.studies.vngct.gates import NecessityGate, RandomGate, shifted
+from reprolab.studies.vngct.generation import AnswerScorer
 from reprolab.studies.vngct.spec import Method
 from reprolab.studies.vngct.tensors import (
     IGNORE,
@@ -68,7 +70,7 @@ class StreamResult:
     """What a run measured: accuracies after each task, routing, snapshots, time."""
 
     tasks: list[str]
-    correct: list[list[np.ndarray]]  # [after task t][task k] -> bool per test item
+    correct: list[list[np.ndarray]]  # [after task t][task k] -> score per test item
     exact: list[list[np.ndarray]] = field(default_factory=list)  # same, greedy exact match
     routing: list[dict[str, float]] = field(default_factory=list)
     projectors: list[dict[str, torch.Tensor]] = field(default_factory=list)
@@ -135,13 +137,15 @@ def evaluate(
     choices: torch.Tensor | None,
     calibrate: bool,
     batch_size: int,
+    scorer: AnswerScorer | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Per sample (bool arrays): the answer ranked first among `choices`, and exact match.
+    """Per sample: the task's score (the tables' accuracy), and exact match (bool).
 
-    `choices` holds the token ids of the task's single-token answers; ranking the answer
-    against them is the accuracy of the study's tables (see `vngct.__init__`), exact match
-    greedy over the whole vocabulary is kept beside it (and stands in for the ranking when
-    `choices` is None: a task with multi-token answers).
+    With `scorer` (a task whose metric params declare, paper scale) the score is that metric of
+    the greedily generated answer (`generation.AnswerScorer`). Otherwise it is whether the
+    answer ranks first among `choices`, the token ids of the task's single-token answers (see
+    `vngct.__init__`). Exact match, teacher-forced and greedy over the whole vocabulary, is kept
+    beside it (and stands in for the ranking when `choices` is None and no scorer is given).
     """
     adapter.eval()
     ranked, exact = [], []
@@ -152,10 +156,12 @@ def evaluate(
                 batch.input_ids, batch.attention_mask, features[batch.image], calibrate
             )
             exact.append(exact_match(logits, batch.labels).cpu().numpy())
-            if choices is None:
+            if scorer is None and choices is None:
                 ranked.append(exact[-1])
-            else:
+            elif scorer is None:
                 ranked.append(ranked_match(logits, batch.labels, choices).cpu().numpy())
+    if scorer is not None:
+        return scorer(adapter, features, samples, calibrate, batch_size), np.concatenate(exact)
     return np.concatenate(ranked), np.concatenate(exact)
 
 
@@ -229,6 +235,7 @@ def run_stream(
                 t.choices,
                 method.calibration,
                 training.eval_batch_size,
+                t.scorer,
             )
             for t in tasks
         ]
@@ -400,7 +407,13 @@ def swap_accuracy(
             adapter.load_state_dict(rest, strict=False)
             projector.load_state_dict(proj)
             ranked, _ = evaluate(
-                adapter, features, task.test.take(rows), task.choices, calibrate, batch_size
+                adapter,
+                features,
+                task.test.take(rows),
+                task.choices,
+                calibrate,
+                batch_size,
+                task.scorer,
             )
             out[key].append(float(ranked.mean()))
     adapter.load_state_dict(result.others[last], strict=False)

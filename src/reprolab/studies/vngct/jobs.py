@@ -10,7 +10,8 @@ folder with `from_pretrained` — that aligned folder, or at paper scale the `ch
 (e.g. llava-1.5-7b-hf saved locally; no alignment job runs) — with the folder's own processor,
 wraps it in `MLLMAdapter` (with `lora` adapters on the language model when its rank is > 0),
 runs the stream and writes `<runs>/<method>/seed<k>/metrics.json`: the accuracy matrices (all
-items, visually necessary, text-answerable; ranked among the task's answers, plus greedy exact
+items, visually necessary, text-answerable; ranked among the task's answers, or at paper scale
+each task's declared metric on generated answers, named in `task_metrics`; plus greedy exact
 match), the scores of `metrics`, routing per task, the final model's necessity on held-out items
 (does it separate the generator's labels?), the projector swap analysis and training losses
 (wall time goes to the job's log: metrics.json must be byte-identical across runs). `runtime`
@@ -31,6 +32,7 @@ and keeps them in metrics.json (`tuned`); there is no run without a record.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +60,7 @@ from reprolab.studies.vngct.continual import (
     run_stream,
     swap_accuracy,
 )
-from reprolab.studies.vngct.data import StreamData, TaskData, load_stream_data, stream_vocabulary
+from reprolab.studies.vngct.data import StreamData, load_stream_data, stream_vocabulary
 from reprolab.studies.vngct.spec import MATCHED, METHODS, STUDY
 from reprolab.studies.vngct.tune import applied_training, check_tune
 from reprolab.studies.vngct.vision import TowerFeatures
@@ -220,10 +222,11 @@ def run_method(
         processor,
         tokens_per_image(adapter.model.config),
         params["prompt_template"],
+        params.get("scoring"),
     )
     epochs = [int(params["epochs"][task.name]) for task in data.tasks]
     device = adapter.model.device
-    tasks = [TaskData(t.name, t.train.to(device), t.test.to(device), t.choices) for t in data.tasks]
+    tasks = [replace(t, train=t.train.to(device), test=t.test.to(device)) for t in data.tasks]
     training = Training(**tuned)
     features = TowerFeatures(
         adapter,
@@ -259,5 +262,8 @@ def run_method(
         "epochs": epochs,
         "tuned": dict(tuning["selected"]),
     }
+    declared = {t.name: t.scorer.metric for t in data.tasks if t.scorer is not None}
+    if declared:  # paper scale: which metric each task's scores are
+        out["task_metrics"] = declared
     write_json(Path(out_dir) / "metrics.json", out)
     return out

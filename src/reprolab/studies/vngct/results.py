@@ -5,7 +5,10 @@ visual and text forgetting (on the generator's visually necessary / text-answera
 items), the projector's and the language side's share of the visual forgetting (swap
 analysis: the drop on earlier visual tasks when only the projector, or only the rest, is the
 final one), and per task the share of training samples that updated the projector (1 for
-methods without a gate, 0 with the visual path frozen).
+methods without a gate, 0 with the visual path frozen). When the runs were scored by declared
+metrics (paper scale, `scoring`; the runs' `task_metrics`), each task's final score is a column
+too, headed by the task and its metric ("final TextVQA (VQA acc)"), and final and average
+accuracy are means over tasks of those scores; without them (smoke, ci) the table is as before.
 
 Claims (all `paired`: one-sided paired t-tests over seeds, Holm-adjusted p < alpha within the
 study, a mean difference above `claims.min_effect`; core.claims): the abstract's "improves
@@ -30,6 +33,7 @@ from reprolab.core.claims import paired_check
 from reprolab.core.io import read_json
 from reprolab.core.summary import Table
 from reprolab.core.tables import Record, curve_frame, seed_stats
+from reprolab.studies.vngct.scoring import METRIC_LABELS
 from reprolab.studies.vngct.spec import METHODS, STUDY
 
 SCORES = {
@@ -64,6 +68,31 @@ def run_scores(run: dict[str, Any]) -> dict[str, float]:
     return out
 
 
+def task_metrics(runs: dict) -> dict[str, str]:
+    """{task: metric} the runs were scored with (their `task_metrics`; {} when no run declares
+    any, as at smoke and ci). ValueError naming the run when two runs disagree."""
+    first = runs[next(iter(runs))][0].get("task_metrics", {})
+    for method, method_runs in runs.items():
+        for run in method_runs:
+            declared = run.get("task_metrics", {})
+            if declared != first:
+                raise ValueError(
+                    f"{method} seed {run['seed']}: scored with metrics {declared}, "
+                    f"other runs with {first}"
+                )
+    return first
+
+
+def task_column(task: str, metric: str) -> str:
+    """The column of a task's final score, naming its metric."""
+    return f"final {task} ({METRIC_LABELS[metric]})"
+
+
+def final_task_scores(run: dict[str, Any]) -> dict[str, float]:
+    """Each task's score after the last task (the last row of the accuracy matrix)."""
+    return dict(zip(run["tasks"], run["accuracy"]["all"][-1], strict=True))
+
+
 def routing_rates(method: str, run: dict[str, Any]) -> list[float]:
     """Share of each task's training samples that updated the projector: fixed for a method
     no gate routes (`spec.Method.fixed_routing_rate`), else as its run recorded it."""
@@ -81,12 +110,16 @@ def per_seed(runs: dict, method: str, key: str) -> np.ndarray:
 def records(runs: dict, seeds: Sequence[int]) -> tuple[list[Record], list[str]]:
     """Long-format table records and the column order."""
     tasks = runs[next(iter(runs))][0]["tasks"]
-    columns = [*SCORES.values(), *(f"routed: {task}" for task in tasks)]
+    metrics = task_metrics(runs)
+    per_task = {task: task_column(task, metrics[task]) for task in tasks if task in metrics}
+    columns = [*SCORES.values(), *per_task.values(), *(f"routed: {task}" for task in tasks)]
     out = []
     for method, method_runs in runs.items():
         for seed, run in zip(seeds, method_runs, strict=True):
             values = run_scores(run)
             out += [Record(method, label, seed, values[key]) for key, label in SCORES.items()]
+            finals = final_task_scores(run)
+            out += [Record(method, label, seed, finals[task]) for task, label in per_task.items()]
             rates = routing_rates(method, run)
             out += [
                 Record(method, f"routed: {t}", seed, r) for t, r in zip(tasks, rates, strict=True)
@@ -95,15 +128,21 @@ def records(runs: dict, seeds: Sequence[int]) -> tuple[list[Record], list[str]]:
 
 
 def table(params: dict[str, Any], runs: dict, seeds: Sequence[int]) -> Table:
-    """Rows = methods; the scores, then the routed share per task."""
+    """Rows = methods; the scores, each task's final score where metrics were declared, then
+    the routed share per task."""
     table_records, columns = records(runs, seeds)
-    return Table(
-        table_records,
-        list(params["methods"]),
-        columns,
+    caption = (
         "VNG-CT on the SynthCIT stream: accuracy (ranked among each task's answers), "
-        "forgetting, and the share of samples that updated the projector per task.",
+        "forgetting, and the share of samples that updated the projector per task."
     )
+    if task_metrics(runs):
+        caption = (
+            f"VNG-CT on the {params['stream']} stream: final and average score (means over "
+            "tasks of each task's metric, on greedily generated answers), forgetting, each "
+            "task's final score by the metric its column names, and the share of samples that "
+            "updated the projector per task."
+        )
+    return Table(table_records, list(params["methods"]), columns, caption)
 
 
 BASELINES = ("seqft", "freeze_visual", "random_gate", "ewc")
@@ -232,8 +271,9 @@ def held_out_diagnostics(runs: dict) -> dict[str, Any]:
 
 
 def study_metrics(params: dict[str, Any], runs: dict, seeds: Sequence[int]) -> dict[str, Any]:
-    """metrics.json: seed statistics of every score, the gates' and the held-out diagnostics."""
-    return {
+    """metrics.json: seed statistics of every score, the gates' and the held-out diagnostics;
+    with declared metrics also each task's metric and the seed statistics of its final score."""
+    out = {
         "study": STUDY,
         "seeds": list(seeds),
         "methods": {
@@ -243,6 +283,17 @@ def study_metrics(params: dict[str, Any], runs: dict, seeds: Sequence[int]) -> d
         "gate": gate_diagnostics(runs),
         "held_out_necessity": held_out_diagnostics(runs),
     }
+    metrics = task_metrics(runs)
+    if metrics:
+        out["task_metrics"] = metrics
+        out["final_task_scores"] = {
+            method: {
+                task: seed_stats(np.asarray([final_task_scores(r)[task] for r in runs[method]]))
+                for task in metrics
+            }
+            for method in params["methods"]
+        }
+    return out
 
 
 def curve_rows(params: dict[str, Any], runs: dict, seeds: Sequence[int]) -> pd.DataFrame:

@@ -4,7 +4,10 @@ A sample is ``<s> prompt answer``: the prompt's ``<image>`` placeholder becomes 
 tokens as the vision tower gives per image, the answer (the last ``gpt`` turn, with a leading
 space) is what the loss and exact match look at. Sequences are right-padded; `labels` holds
 each answer token id at the position that predicts it (the one before it) and -100 elsewhere,
-so ``logits[:, p]`` is scored against ``labels[:, p]`` without shifting.
+so ``logits[:, p]`` is scored against ``labels[:, p]`` without shifting. With `end_token` (a
+task whose answers are generated and scored, `generation`) the answer is followed by that
+token, so the model learns where an answer ends. Each sample keeps its reference answers, the
+texts a generated answer is scored against (`scoring`).
 
 Choices: one image per sample (the smoke stream has exactly one; multi-image records are
 refused, not silently cut); pixel values come from the model's own image processor
@@ -35,6 +38,7 @@ class Samples:
     labels: torch.Tensor  # [N, T] long, answer token ids at predicting positions, else -100
     image: torch.Tensor  # [N] long
     visual_needed: torch.Tensor  # [N] bool (generator ground truth; False where unknown)
+    references: tuple[tuple[str, ...], ...]  # [N] reference answers
 
     def __len__(self) -> int:
         return int(self.input_ids.shape[0])
@@ -48,6 +52,7 @@ class Samples:
             self.labels.to(device),
             self.image,
             self.visual_needed,
+            self.references,
         )
 
     def take(self, rows: torch.Tensor) -> Samples:
@@ -59,6 +64,7 @@ class Samples:
             self.labels[rows, :length],
             self.image[rows],
             self.visual_needed[rows],
+            tuple(self.references[row] for row in rows.tolist()),
         )
 
 
@@ -69,8 +75,19 @@ def encode_samples(
     image_index: Sequence[int],
     visual_needed: Sequence[bool],
     tokens_per_image: int,
+    references: Sequence[Sequence[str]] | None = None,
+    end_token: int | None = None,
 ) -> Samples:
-    """Tokenise (prompt, answer) pairs, expanding each prompt's single ``<image>``."""
+    """Tokenise (prompt, answer) pairs, expanding each prompt's single ``<image>``.
+
+    `references` are each sample's reference answers (None: its answer alone); `end_token`
+    (None: nothing) follows every answer.
+    """
+    reference_sets = (
+        tuple((a,) for a in answers) if references is None else tuple(map(tuple, references))
+    )
+    if len(reference_sets) != len(answers):
+        raise ValueError(f"{len(reference_sets)} reference sets for {len(answers)} answers")
     image_id = tokenizer.convert_tokens_to_ids(IMAGE)
     rows: list[tuple[list[int], int]] = []
     for number, (prompt, answer) in enumerate(zip(prompts, answers, strict=True)):
@@ -83,6 +100,8 @@ def encode_samples(
         answer_ids = tokenizer(" " + answer, add_special_tokens=False).input_ids
         if tokenizer.unk_token_id in answer_ids:
             raise ValueError(f"sample {number}: answer {answer!r} has words outside the vocabulary")
+        if end_token is not None:
+            answer_ids.append(end_token)
         at = ids.index(image_id)
         ids = ids[:at] + [image_id] * tokens_per_image + ids[at + 1 :]
         rows.append((ids + answer_ids, len(answer_ids)))
@@ -101,6 +120,7 @@ def encode_samples(
         labels,
         torch.as_tensor(np.asarray(image_index, dtype=np.int64)),
         torch.as_tensor(np.asarray(visual_needed, dtype=bool)),
+        reference_sets,
     )
 
 

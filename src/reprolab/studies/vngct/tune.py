@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -111,7 +112,7 @@ def tune_method(
     from reprolab.models.tiny_vlm import tokens_per_image
     from reprolab.preprocess.instr.stream import load_stream
     from reprolab.studies.vngct.continual import Training, run_stream
-    from reprolab.studies.vngct.data import TaskData, load_stream_data
+    from reprolab.studies.vngct.data import load_stream_data
     from reprolab.studies.vngct.jobs import load_model
     from reprolab.studies.vngct.metrics import average_accuracy, slice_matrix
     from reprolab.studies.vngct.vision import TowerFeatures
@@ -140,7 +141,11 @@ def tune_method(
         adapter, processor = load_model(model_dir, params, seed)
         if "data" not in data_cache:  # one processor per folder: tokenise once
             data_cache["data"] = load_stream_data(
-                stream, processor, tokens_per_image(adapter.model.config), params["prompt_template"]
+                stream,
+                processor,
+                tokens_per_image(adapter.model.config),
+                params["prompt_template"],
+                params.get("scoring"),
             )
         data = data_cache["data"]
         device = adapter.model.device
@@ -154,11 +159,10 @@ def tune_method(
                 task.name,
             )
             tasks.append(
-                TaskData(
-                    task.name,
-                    task.train.take(torch.as_tensor(fit)).to(device),
-                    task.train.take(torch.as_tensor(held)).to(device),
-                    task.choices,
+                replace(
+                    task,
+                    train=task.train.take(torch.as_tensor(fit)).to(device),
+                    test=task.train.take(torch.as_tensor(held)).to(device),
                 )
             )
         training = Training(**tuned_training(params["training"], values))

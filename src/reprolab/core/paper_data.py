@@ -1,0 +1,440 @@
+"""The paper-scale datasets and checkpoints, as files the workflow declares as inputs.
+
+At paper scale params.yaml names real data (`root:`, `slides:`, `videos:`, `stream:`, `labels:`,
+`real_items:`, a checkpoint's `path:` or `checkpoint:`). `declared_inputs` says, per study or
+preprocessing family, which files there its jobs need, each with what it is and how to obtain
+it. The choice of file: one the loader opens (CIFAR's pickles, SVHN's .mat files, a stream's
+stream.yaml, a labels CSV or annotation file, a checkpoint's config.json); where a folder holds
+many files with no fixed name (slides, videos, CLEVRER's annotations), a manifest of them
+(`MANIFEST.tsv`, written once with the command given), which also makes Snakemake rerun the
+folder's jobs when its files change. Paths come from the params, so moving a dataset is a params
+change only.
+
+The rules add these files to their `input:` through `paper_inputs` in workflow/rules/common.smk,
+so a dry run without the data stops and names them; `reprolab data-check` lists them. At smoke
+and ci scale the data is generated or bundled with a library: nothing is declared.
+
+A new kind of paper-scale data is declared by adding its source to a table below (or a
+function to DECLARATIONS); params that name data this module has no source for are refused.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from reprolab.core.layout import known_families
+from reprolab.core.params import ParamsError, study_params
+from reprolab.studies.ndfa.formats import CIFAR_FILES, SVHN_FILES
+
+MANIFEST = "MANIFEST.tsv"
+"""The manifest of a folder of slides or videos: one `name<TAB>bytes` line per file."""
+
+
+class PaperDataError(ParamsError):
+    """The params name paper-scale data this module records no source for."""
+
+
+@dataclass(frozen=True)
+class Source:
+    """What a dataset or checkpoint is and how to obtain it: `obtain` in words, `commands` to
+    run as they are. Both may name `{folder}` (the folder the params give it) and `commands`
+    `{manifest}` (the command that writes the folder's manifest)."""
+
+    description: str
+    obtain: str = ""
+    commands: tuple[str, ...] = ()
+
+    def filled(self, folder: str) -> Source:
+        """This source with `{folder}` and `{manifest}` filled in for `folder`."""
+        manifest = MANIFEST_COMMAND.format(folder=folder, manifest=MANIFEST)
+        fill = {"folder": folder, "manifest": manifest}
+        return Source(
+            self.description,
+            self.obtain.format(**fill),
+            tuple(command.format(**fill) for command in self.commands),
+        )
+
+
+@dataclass(frozen=True)
+class PaperInput:
+    """One file a paper-scale job reads (or a folder's manifest), and where it comes from.
+
+    `owner` is the study or preprocessing family whose jobs read it; `key` the entry (task,
+    cohort, dataset, stream or method) whose jobs read it, None when every job of the owner
+    does.
+    """
+
+    owner: str
+    key: str | None
+    path: str
+    source: Source
+
+
+MANIFEST_COMMAND = (
+    "(cd {folder} && find . -maxdepth 1 -type f ! -name {manifest} -printf '%f\\t%s\\n' "
+    "| sort > {manifest})"
+)
+"""Writes a folder's manifest: the name and size of every file in it, sorted."""
+
+NDFA_SOURCES: dict[str, tuple[tuple[str, ...], Source]] = {
+    "cifar10": (
+        (*CIFAR_FILES["cifar10"][0], CIFAR_FILES["cifar10"][1]),
+        Source(
+            "CIFAR-10, python version (Krizhevsky 2009)",
+            commands=(
+                "mkdir -p {folder} && curl -L https://www.cs.toronto.edu/~kriz/"
+                "cifar-10-python.tar.gz | tar xz -C {folder} --strip-components=1",
+            ),
+        ),
+    ),
+    "cifar100": (
+        (*CIFAR_FILES["cifar100"][0], CIFAR_FILES["cifar100"][1]),
+        Source(
+            "CIFAR-100, python version (Krizhevsky 2009)",
+            commands=(
+                "mkdir -p {folder} && curl -L https://www.cs.toronto.edu/~kriz/"
+                "cifar-100-python.tar.gz | tar xz -C {folder} --strip-components=1",
+            ),
+        ),
+    ),
+    "svhn": (
+        SVHN_FILES,
+        Source(
+            "SVHN, cropped digits (format 2; for non-commercial use only)",
+            commands=tuple(
+                f"curl -L --create-dirs -o {{folder}}/{name} "
+                f"http://ufldl.stanford.edu/housenumbers/{name}"
+                for name in SVHN_FILES
+            ),
+        ),
+    ),
+}
+"""ndfa's datasets (a task's `dataset`): the files its loader (studies.ndfa.formats) opens."""
+
+FOLDER_SOURCES: dict[tuple[str, str], Source] = {
+    ("wsi", "camelyon16"): Source(
+        "CAMELYON16 slides: the 399 .tif slides (CC0)",
+        "Download training/normal, training/tumor and testing/images from "
+        "https://camelyon16.grand-challenge.org/Data/ into {folder}, then write the manifest:",
+        ("{manifest}",),
+    ),
+    ("wsi", "tcga_nsclc"): Source(
+        "TCGA-NSCLC slides: TCGA-LUAD and TCGA-LUSC diagnostic .svs (open access)",
+        "Add both projects' 'Diagnostic Slide' files to a cart on https://portal.gdc.cancer.gov/, "
+        "fetch them with `gdc-client download -m <the cart's manifest>`, move the .svs files "
+        "into {folder}, then write the manifest:",
+        ("{manifest}",),
+    ),
+    ("video", "clevrer"): Source(
+        "CLEVRER validation videos (CC0)",
+        "Download video_validation.zip from http://clevrer.csail.mit.edu/ and put its .mp4 "
+        "files directly in {folder} (the frames stage does not read subfolders), then write the "
+        "manifest:",
+        ("{manifest}",),
+    ),
+    ("video", "ssv2"): Source(
+        "Something-Something v2 videos (licence agreement with Qualcomm)",
+        "Register and download at https://developer.qualcomm.com/software/ai-datasets/"
+        "something-something; put the videos in {folder} as .mp4 (they ship as .webm: convert "
+        "them, or add .webm to video.frames.extensions), then write the manifest:",
+        ("{manifest}",),
+    ),
+}
+"""Folders of many files (a wsi cohort's slides, a video dataset's videos), by (family, entry)."""
+
+STREAM_SOURCES: dict[str, Source] = {
+    "coin": Source(
+        "CoIN instruction stream: the eight tasks' JSON files, their images and a stream.yaml",
+        "Download the instructions from https://huggingface.co/datasets/Zacks-Chen/CoIN and the "
+        "images its README (https://github.com/zackschen/CoIN) lists into {folder}, write "
+        "{folder}/stream.yaml naming the eight tasks (README.md, Instruction streams), then "
+        "check it:",
+        ("reprolab streams check {folder}/stream.yaml",),
+    ),
+}
+"""instr streams read from a folder (an `instr.streams` entry with `stream:`), by name."""
+
+LABEL_SOURCES: dict[str, Source] = {
+    "camelyon16": Source(
+        "CAMELYON16 slide labels: a CSV with columns slide,label (1 = metastases)",
+        "Write it from the slide names (normal_* 0, tumor_* 1) and, for test_*, from "
+        "CAMELYON16's testing/reference.csv (Tumor 1, Normal 0)",
+    ),
+    "tcga_nsclc": Source(
+        "TCGA-NSCLC slide labels: a CSV with columns slide,label (0 = LUAD, 1 = LUSC)",
+        "Write it from each slide's GDC project (TCGA-LUAD 0, TCGA-LUSC 1), e.g. from the "
+        "sample sheet the GDC portal exports with the cart",
+    ),
+}
+"""ssg's labels CSV of a real wsi cohort (a dataset's `labels:`), by cohort."""
+
+CHECKPOINT_SOURCES: dict[str, Source] = {
+    "llava-1.5-7b-hf": Source(
+        "LLaVA-1.5-7B with its processor, saved locally (Llama 2 Community Licence)",
+        "On a machine with network access:",
+        (
+            'python -c "from transformers import AutoProcessor, LlavaForConditionalGeneration '
+            "as M; r = 'llava-hf/llava-1.5-7b-hf'; M.from_pretrained(r).save_pretrained"
+            "('{folder}'); AutoProcessor.from_pretrained(r).save_pretrained('{folder}')\"",
+        ),
+    ),
+    "resnet50": Source(
+        "ResNet-50 (ImageNet) tile encoder with its image processor, saved locally (Apache-2.0)",
+        "On a machine with network access:",
+        (
+            'python -c "from transformers import AutoImageProcessor, AutoModel; '
+            "r = 'microsoft/resnet-50'; AutoModel.from_pretrained(r).save_pretrained('{folder}'); "
+            "AutoImageProcessor.from_pretrained(r).save_pretrained('{folder}')\"",
+        ),
+    ),
+}
+"""Local `transformers` checkpoint folders, by folder name; the marker is their config.json."""
+
+REAL_ITEM_SOURCES: dict[tuple[str, str], Source] = {
+    ("clevrer", "annotations"): Source(
+        "CLEVRER validation annotations: annotation_<n>.json files, at any depth (CC0)",
+        "Download annotation_validation.zip from http://clevrer.csail.mit.edu/ and unzip it as "
+        "{folder}, then write the manifest:",
+        (
+            "(cd {folder} && find . -type f -name 'annotation_*.json' -printf '%P\\t%s\\n' "
+            f"| sort > {MANIFEST})",
+        ),
+    ),
+    ("ssv2", "labels"): Source(
+        "Something-Something v2 labels: the 174 action templates (licence agreement with Qualcomm)",
+        "From the labels archive of https://developer.qualcomm.com/software/ai-datasets/"
+        "something-something, into {folder}",
+    ),
+    ("ssv2", "split"): Source(
+        "Something-Something v2 validation split: each video's template (licence agreement "
+        "with Qualcomm)",
+        "From the labels archive of https://developer.qualcomm.com/software/ai-datasets/"
+        "something-something, into {folder}",
+    ),
+}
+"""visual_queries' annotation files of a real video dataset (`real_items.<dataset>.<key>`)."""
+
+REAL_ITEM_FOLDERS = frozenset({("clevrer", "annotations")})
+"""The `real_items` keys that name a folder of many files: declared by its manifest."""
+
+WSI_ENCODER = "encoder"
+"""The key of the wsi tile encoder's checkpoint: read by the features jobs, not the tiling."""
+
+
+Entry = TypeVar("Entry")
+
+
+def _source(table: Mapping[Any, Entry], name: Any, where: str, table_name: str) -> Entry:
+    """`table[name]`, or a PaperDataError naming the params key `where` and the table to extend."""
+    if name not in table:
+        raise PaperDataError(
+            f"params key '{where}' names paper-scale data '{name}', but "
+            f"reprolab.core.paper_data.{table_name} records no source for it: add one there"
+        )
+    return table[name]
+
+
+def _declare(owner: str, key: str | None, path: str, source: Source, folder: str) -> PaperInput:
+    """A PaperInput whose source is filled in for `folder`."""
+    return PaperInput(owner, key, path, source.filled(folder))
+
+
+def _checkpoint(owner: str, key: str | None, folder: str, where: str) -> PaperInput:
+    """A local checkpoint folder, declared by its config.json (what the loaders check first)."""
+    source = _source(CHECKPOINT_SOURCES, Path(folder).name, where, "CHECKPOINT_SOURCES")
+    return _declare(owner, key, f"{folder}/config.json", source, folder)
+
+
+def _stream(owner: str, key: str | None, name: str, folder: str, where: str) -> PaperInput:
+    """An instruction stream folder, declared by the stream.yaml its loader opens."""
+    source = _source(STREAM_SOURCES, name, where, "STREAM_SOURCES")
+    return _declare(owner, key, f"{folder}/stream.yaml", source, folder)
+
+
+def _ndfa(values: Mapping[str, Any], config: Mapping[str, Any]) -> Iterator[PaperInput]:
+    """Per task with a `root`: every file its dataset's loader opens there."""
+    for task, spec in values["tasks"].items():
+        if "root" in spec:
+            where = f"ndfa.tasks.{task}.root"
+            files, source = _source(NDFA_SOURCES, spec["dataset"], where, "NDFA_SOURCES")
+            for name in files:
+                yield _declare("ndfa", task, f"{spec['root']}/{name}", source, spec["root"])
+
+
+def _folders(
+    family: str, values: Mapping[str, Any], entries: str, kind: str
+) -> Iterator[PaperInput]:
+    """Per entry of `values[entries]` naming a folder under `kind` (`slides`, `videos`): the
+    folder's manifest."""
+    for name, spec in values[entries].items():
+        if kind in spec:
+            where = f"{family}.{entries}.{name}.{kind}"
+            source = _source(FOLDER_SOURCES, (family, name), where, "FOLDER_SOURCES")
+            yield _declare(family, name, f"{spec[kind]}/{MANIFEST}", source, spec[kind])
+
+
+def _wsi(values: Mapping[str, Any], config: Mapping[str, Any]) -> Iterator[PaperInput]:
+    """Each real cohort's slides; the tile encoder's checkpoint when it is a local folder."""
+    yield from _folders("wsi", values, "cohorts", "slides")
+    encoder = values["features"]["encoder"]
+    if encoder["kind"] == "hf_local":
+        yield _checkpoint("wsi", WSI_ENCODER, encoder["path"], "wsi.features.encoder.path")
+
+
+def _video(values: Mapping[str, Any], config: Mapping[str, Any]) -> Iterator[PaperInput]:
+    """Each real dataset's videos."""
+    yield from _folders("video", values, "datasets", "videos")
+
+
+def _instr(values: Mapping[str, Any], config: Mapping[str, Any]) -> Iterator[PaperInput]:
+    """Each stream read from a folder."""
+    for name, spec in values["streams"].items():
+        if "stream" in spec:
+            yield _stream("instr", name, name, spec["stream"], f"instr.streams.{name}.stream")
+
+
+def _ssg(values: Mapping[str, Any], config: Mapping[str, Any]) -> Iterator[PaperInput]:
+    """Each real wsi dataset's labels CSV (its tile features are the wsi family's outputs)."""
+    for name, spec in values["datasets"].items():
+        if spec.get("generator") == "wsi" and spec.get("labels"):
+            where = f"ssg.datasets.{name}.labels"
+            source = _source(LABEL_SOURCES, spec["cohort"], where, "LABEL_SOURCES")
+            folder = str(Path(spec["labels"]).parent)
+            yield _declare("ssg", name, spec["labels"], source, folder)
+
+
+def _visual_queries(values: Mapping[str, Any], config: Mapping[str, Any]) -> Iterator[PaperInput]:
+    """The local VLM of the `hf_vlm` method, when it is run (key `hf_vlm`); per real dataset
+    (key: its `real_items` entry) the annotation files its items are made from."""
+    if "hf_vlm" in values["methods"]:
+        path = values["hf_vlm"]["path"]
+        yield _checkpoint("visual_queries", "hf_vlm", path, "visual_queries.hf_vlm.path")
+    for dataset, spec in values.get("real_items", {}).items():
+        for key, value in spec.items():
+            if not isinstance(value, str):
+                continue  # a setting (the CLEVRER floor), not a path
+            where = f"visual_queries.real_items.{dataset}.{key}"
+            source = _source(REAL_ITEM_SOURCES, (dataset, key), where, "REAL_ITEM_SOURCES")
+            if (dataset, key) in REAL_ITEM_FOLDERS:
+                yield _declare("visual_queries", dataset, f"{value}/{MANIFEST}", source, value)
+            else:
+                yield _declare("visual_queries", dataset, value, source, str(Path(value).parent))
+
+
+def _vngct(values: Mapping[str, Any], config: Mapping[str, Any]) -> Iterator[PaperInput]:
+    """The local checkpoint every run starts from, and the stream when it is a real folder (its
+    jobs read the records themselves, beside the instr family's check)."""
+    if values["checkpoint"]:
+        yield _checkpoint("vngct", None, values["checkpoint"], "vngct.checkpoint")
+    name = values["stream"]
+    spec = study_params(config, "instr")["streams"][name]
+    if "stream" in spec:
+        yield _stream("vngct", None, name, spec["stream"], f"instr.streams.{name}.stream")
+
+
+Declaration = Callable[[Mapping[str, Any], Mapping[str, Any]], Iterable[PaperInput]]
+DECLARATIONS: dict[str, Declaration] = {
+    "ndfa": _ndfa,
+    "wsi": _wsi,
+    "video": _video,
+    "instr": _instr,
+    "ssg": _ssg,
+    "visual_queries": _visual_queries,
+    "vngct": _vngct,
+}
+"""Per study or preprocessing family: its paper-scale inputs, from (its section at the active
+scale, the whole configuration). A study reading only generated or bundled data has none."""
+
+
+def declared_inputs(config: Mapping[str, Any]) -> list[PaperInput]:
+    """Every file the jobs of the preprocessing families and of the studies in `studies` read
+    from paper-scale data, at the scale `config['scale']`: none at smoke and ci scale."""
+    if config["scale"] != "paper":
+        return []
+    owners = [*(f for f in known_families() if f in config), *config["studies"]]
+    return [
+        found
+        for owner in owners
+        if owner in DECLARATIONS
+        for found in DECLARATIONS[owner](study_params(config, owner), config)
+    ]
+
+
+def inputs_of(inputs: Iterable[PaperInput], owner: str, *keys: str) -> list[str]:
+    """The paths a job of `owner` for the entries `keys` reads: the owner's inputs with no key
+    and those of these keys (a rule's `input:`)."""
+    return [i.path for i in inputs if i.owner == owner and (i.key is None or i.key in keys)]
+
+
+def is_present(item: PaperInput, root: Path = Path(".")) -> bool:
+    """Whether the file exists under `root`, as Snakemake checks an input."""
+    return (root / item.path).exists()
+
+
+def _groups(inputs: Iterable[PaperInput]) -> list[tuple[str, list[str], Source]]:
+    """The inputs as (owners, paths, source) groups: a path read by several owners appears
+    once, and consecutive paths of the same owners and source share a group."""
+    owners: dict[str, list[str]] = {}
+    sources: dict[str, Source] = {}
+    for item in inputs:
+        sources.setdefault(item.path, item.source)
+        names = owners.setdefault(item.path, [])
+        if item.owner not in names:
+            names.append(item.owner)
+    groups: list[tuple[str, list[str], Source]] = []
+    for path, source in sources.items():
+        who = ", ".join(owners[path])
+        if groups and groups[-1][0] == who and groups[-1][2] == source:
+            groups[-1][1].append(path)
+        else:
+            groups.append((who, [path], source))
+    return groups
+
+
+def input_table(inputs: Iterable[PaperInput], root: Path = Path("."), width: int = 100) -> str:
+    """A table of `inputs` (study, present or missing, input): each dataset's files, then what
+    it is and how to obtain it in words wrapped at `width` columns, and its commands on lines
+    of their own, unwrapped, so they can be copied."""
+    groups = _groups(inputs)
+    if not groups:
+        return ""
+    who_width = max(len("STUDY"), *(len(who) for who, _, _ in groups))
+    indent = " " * (who_width + 2)
+    lines = [f"{'STUDY':<{who_width}}  STATUS   INPUT"]
+    for who, paths, source in groups:
+        lines.append("")
+        for index, path in enumerate(paths):
+            status = "present" if (root / path).exists() else "MISSING"
+            label = who if index == 0 else ""
+            lines.append(f"{label:<{who_width}}  {status:<7}  {path}")
+        words = f"{source.description}. {source.obtain}".strip()
+        lines += textwrap.wrap(
+            words,
+            width,
+            initial_indent=indent,
+            subsequent_indent=indent,
+            break_long_words=False,
+            break_on_hyphens=False,
+        )
+        lines += [f"{indent}$ {command}" for command in source.commands]
+    return "\n".join(lines)
+
+
+def missing_report(inputs: Iterable[PaperInput], root: Path = Path(".")) -> str:
+    """What the workflow prints at paper scale when data is missing: the missing inputs as an
+    `input_table`, with a headline and how to check again; "" when nothing is missing."""
+    inputs = list(inputs)
+    missing = [i for i in inputs if not is_present(i, root)]
+    if not missing:
+        return ""
+    count = len({i.path for i in missing})
+    total = len({i.path for i in inputs})
+    return (
+        f"Paper-scale data missing: {count} of {total} declared inputs "
+        f"(paths relative to {root.resolve()}).\n{input_table(missing, root)}\n"
+        "Obtain them as above, then check with `reprolab data-check --scale paper`."
+    )

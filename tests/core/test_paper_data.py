@@ -1,0 +1,168 @@
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reprolab.core.paper_data import (
+    MANIFEST,
+    WSI_ENCODER,
+    PaperDataError,
+    declared_inputs,
+    input_table,
+    inputs_of,
+    is_present,
+    missing_report,
+)
+from reprolab.core.params import load_yaml
+from tests.conftest import ROOT, touch_paper_inputs
+
+
+def committed(scale: str = "paper") -> dict[str, Any]:
+    """The committed params.yaml at `scale`."""
+    return {**load_yaml(ROOT / "params.yaml"), "scale": scale}
+
+
+def named_paths(values: Any) -> Iterator[str]:
+    """Every string in `values` (mappings and lists, recursively) that names a path."""
+    if isinstance(values, dict):
+        for value in values.values():
+            yield from named_paths(value)
+    elif isinstance(values, list):
+        for value in values:
+            yield from named_paths(value)
+    elif isinstance(values, str) and "/" in values:
+        yield values
+
+
+def paper_roots(config: dict[str, Any]) -> set[str]:
+    """Every path the `paper` overrides of params.yaml name, top level and per section."""
+    overrides = [config.get("scales", {}).get("paper", {})]
+    overrides += [
+        section["scales"].get("paper", {})
+        for section in config.values()
+        if isinstance(section, dict) and isinstance(section.get("scales"), dict)
+    ]
+    return {path for values in overrides for path in named_paths(values)}
+
+
+def undeclared_roots(config: dict[str, Any]) -> list[str]:
+    """The paper roots no declared input lies in (or is)."""
+    declared = [item.path for item in declared_inputs({**config, "scale": "paper"})]
+    return sorted(
+        root
+        for root in paper_roots(config)
+        if not any(path == root or path.startswith(f"{root.rstrip('/')}/") for path in declared)
+    )
+
+
+def test_every_paper_root_in_params_is_declared():
+    config = committed()
+    roots = paper_roots(config)
+    assert {"data/raw/cifar-10-batches-py", "models/llava-1.5-7b-hf", "data/raw/coin"} <= roots
+    assert undeclared_roots(config) == []
+
+
+def test_a_new_paper_root_without_a_declaration_is_caught():
+    config = committed()
+    paper = config["visual_queries"]["scales"]["paper"]
+    paper["annotations"] = "data/raw/clevrer/annotations"
+    assert undeclared_roots(config) == ["data/raw/clevrer/annotations"]
+
+
+@pytest.mark.parametrize("scale", ["smoke", "ci"])
+def test_smoke_and_ci_declare_nothing(scale: str):
+    assert declared_inputs(committed(scale)) == []
+
+
+def test_inputs_are_the_files_the_loaders_open():
+    paths = {item.path for item in declared_inputs(committed())}
+    assert {
+        *(f"data/raw/cifar-10-batches-py/data_batch_{i}" for i in range(1, 6)),
+        "data/raw/cifar-10-batches-py/test_batch",
+        "data/raw/cifar-100-python/train",
+        "data/raw/cifar-100-python/test",
+        "data/raw/svhn/train_32x32.mat",
+        "data/raw/svhn/test_32x32.mat",
+        f"data/raw/camelyon16/images/{MANIFEST}",
+        f"data/raw/tcga_nsclc/slides/{MANIFEST}",
+        "data/raw/camelyon16/labels.csv",
+        "data/raw/tcga_nsclc/labels.csv",
+        "models/resnet50/config.json",
+        f"data/raw/clevrer/video_validation/{MANIFEST}",
+        f"data/raw/something-something-v2/videos/{MANIFEST}",
+        f"data/raw/clevrer/annotation_validation/{MANIFEST}",
+        "data/raw/something-something-v2/labels/something-something-v2-labels.json",
+        "data/raw/something-something-v2/labels/something-something-v2-validation.json",
+        "data/raw/coin/stream.yaml",
+        "models/llava-1.5-7b-hf/config.json",
+    } == paths
+
+
+def test_paths_follow_the_params():
+    config = committed()
+    config["ndfa"]["scales"]["paper"]["tasks"]["cifar10"]["root"] = "/datasets/cifar10"
+    paths = inputs_of(declared_inputs(config), "ndfa", "cifar10")
+    assert paths[-1] == "/datasets/cifar10/test_batch" and len(paths) == 6
+    cifar = next(i for i in declared_inputs(config) if i.key == "cifar10")
+    assert "tar xz -C /datasets/cifar10" in cifar.source.commands[0]
+
+
+def test_a_job_gets_its_entrys_inputs_and_its_owners_shared_ones():
+    inputs = declared_inputs(committed())
+    assert inputs_of(inputs, "wsi", "camelyon16") == [f"data/raw/camelyon16/images/{MANIFEST}"]
+    assert inputs_of(inputs, "wsi", "camelyon16", WSI_ENCODER) == [
+        f"data/raw/camelyon16/images/{MANIFEST}",
+        "models/resnet50/config.json",
+    ]
+    assert inputs_of(inputs, "visual_queries", "tinyvlm") == []
+    assert inputs_of(inputs, "visual_queries", "hf_vlm") == ["models/llava-1.5-7b-hf/config.json"]
+    assert inputs_of(inputs, "visual_queries", "clevrer") == [
+        f"data/raw/clevrer/annotation_validation/{MANIFEST}"
+    ]
+    assert inputs_of(inputs, "vngct") == [
+        "models/llava-1.5-7b-hf/config.json",
+        "data/raw/coin/stream.yaml",
+    ]
+    assert inputs_of(inputs, "pem") == []
+
+
+def test_data_without_a_recorded_source_is_refused():
+    config = committed()
+    cohorts = config["wsi"]["scales"]["paper"]["cohorts"]
+    cohorts["panda"] = {"slides": "data/raw/panda/slides"}
+    with pytest.raises(PaperDataError, match=r"'wsi\.cohorts\.panda\.slides'.*FOLDER_SOURCES"):
+        declared_inputs(config)
+
+
+def test_missing_report_names_every_missing_input_with_how_to_get_it(tmp_path: Path):
+    inputs = declared_inputs(committed())
+    report = missing_report(inputs, tmp_path)
+    paths = {item.path for item in inputs}
+    assert f"{len(paths)} of {len(paths)} declared inputs" in report
+    assert all(f"MISSING  {path}\n" in report for path in paths)
+    assert "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz" in report
+    assert "reprolab data-check --scale paper" in report
+    # a checkpoint two studies read is listed once, with both
+    assert report.count("MISSING  models/llava-1.5-7b-hf/config.json\n") == 1
+    assert "visual_queries, vngct" in report
+
+
+def test_nothing_is_reported_once_the_files_exist(tmp_path: Path):
+    config = committed()
+    (tmp_path / "params.yaml").write_text((ROOT / "params.yaml").read_text())
+    touch_paper_inputs(tmp_path)
+    inputs = declared_inputs(config)
+    assert all(is_present(item, tmp_path) for item in inputs)
+    assert missing_report(inputs, tmp_path) == ""
+    assert "MISSING" not in input_table(inputs, tmp_path)
+
+
+def test_one_missing_file_is_reported_alone(tmp_path: Path):
+    (tmp_path / "params.yaml").write_text((ROOT / "params.yaml").read_text())
+    touched = touch_paper_inputs(tmp_path)
+    (tmp_path / "data/raw/svhn/test_32x32.mat").unlink()
+    report = missing_report(declared_inputs(committed()), tmp_path)
+    assert f"1 of {len(touched)} declared inputs" in report
+    assert "MISSING  data/raw/svhn/test_32x32.mat\n" in report
+    assert "MISSING  data/raw/svhn/train_32x32.mat" not in report
