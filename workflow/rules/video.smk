@@ -7,12 +7,6 @@ VIDEO = section("video")
 VIDEO_DATASETS = list(VIDEO["datasets"])
 
 
-def video_frame_settings(dataset):
-    """The frame options of `dataset`: the family's `frames` with the dataset's own changes (a
-    real dataset whose videos differ in size names one, so its clips stack)."""
-    return {**VIDEO["frames"], **VIDEO["datasets"][dataset].get("frames", {})}
-
-
 rule video_synthesize:
     output:
         videos=directory("data/raw/video/{video_dataset}/videos"),
@@ -57,7 +51,12 @@ rule video_frames:
         videos=lambda wc: source_dir(
             VIDEO["datasets"], wc.video_dataset, "videos", "video"
         ),
-        frames=lambda wc: video_frame_settings(wc.video_dataset),
+        # the family's frame options with the dataset's own changes (a real dataset whose
+        # videos differ in size names one, so its clips stack)
+        frames=lambda wc: {
+            **VIDEO["frames"],
+            **VIDEO["datasets"][wc.video_dataset].get("frames", {}),
+        },
     script:
         "../scripts/video_frames.py"
 
