@@ -8,7 +8,13 @@ configfile: "params.yaml"
 report: "workflow/report/workflow.rst"
 
 
-# common.smk checks params.yaml against src/reprolab/schemas/ before any job starts.
+# Snakemake has read params.yaml (and any --configfile) with its own loader; read them again
+# as `reprolab params-check` does, refusing YAML anchors, aliases, tags and yte
+# (docs/architecture.md, What a params file may do). Then common.smk checks the values against
+# src/reprolab/schemas/ before any job starts.
+from reprolab.core.params import check_config_files
+
+check_config_files(workflow.configfiles)
 
 
 include: "workflow/rules/common.smk"

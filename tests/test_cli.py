@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 import reprolab
-from reprolab.cli import main
+from reprolab.cli import describe_error, main
 from tests.conftest import ROOT
 
 SRC = Path(reprolab.__file__).resolve().parents[1]
@@ -18,7 +18,7 @@ HEAVY = ("torch", "transformers", "pandas")
 
 LOADED = """
 import json, sys
-from reprolab.cli import main
+from reprolab.cli import describe_error, main
 try:
     main(sys.argv[1:])
 except SystemExit:
@@ -74,7 +74,35 @@ def test_params_check_names_a_bad_key(monkeypatch, capsys, tmp_path: Path):
 
 def test_params_check_names_a_missing_file(capsys, tmp_path: Path):
     assert main(["params-check", str(tmp_path / "none.yaml")]) == 2
-    assert "none.yaml: cannot read" in capsys.readouterr().err
+    assert capsys.readouterr().err == f"error: params file {tmp_path / 'none.yaml'}: no such file\n"
+
+
+def test_every_command_reports_bad_input_in_one_line_with_status_2(tmp_path: Path):
+    """The CLI catches bad input at one place: a folder given as a params file, a file given as
+    an output folder, a missing input; each exits 2 with one `error:` line and no traceback."""
+    afile = tmp_path / "afile"
+    afile.write_text("keep")
+    (tmp_path / "in").mkdir()
+    commands = {
+        ("params-check", str(tmp_path)): f"params file {tmp_path}: is a folder, expected a file",
+        ("wsi", "tile", "--slides", str(tmp_path / "in"), "--out", str(afile)): f"--out {afile}",
+        ("video", "frames", "--videos", str(tmp_path / "in"), "--out", str(afile)): "--out",
+        ("wsi", "features", "--slides", "none", "--patches", "x", "--out", "o"): "--slides none",
+        ("streams", "check", str(tmp_path / "in")): "is a folder, expected a file",
+        ("compare", str(tmp_path / "none"), str(tmp_path)): "none",
+    }
+    for argv, message in commands.items():
+        result = reprolab_command(*argv, cwd=tmp_path)
+        assert result.returncode == 2, (argv, result.stderr)
+        lines = result.stderr.splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0], argv
+    assert afile.read_text() == "keep"
+
+
+def test_describe_error_names_the_file_of_an_os_error():
+    error = PermissionError(13, "Permission denied", "/x/y")
+    assert describe_error(error) == "/x/y: Permission denied"
+    assert describe_error(ValueError("--x must be positive")) == "--x must be positive"
 
 
 def test_params_check_runs_outside_the_repository(tmp_path: Path):

@@ -20,7 +20,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from reprolab.core.params import SCALES, ParamsError
+from reprolab.core.arguments import input_file
+from reprolab.core.params import SCALES
 
 Register = Callable[[argparse.ArgumentParser], None]
 
@@ -73,10 +74,7 @@ def _load_checked(params_path: str) -> dict:
     """params.yaml at `params_path`, validated as the workflow validates it."""
     from reprolab.core.params import check_config, load_yaml
 
-    try:
-        config = load_yaml(params_path)
-    except OSError as exc:
-        raise ParamsError(f"{params_path}: cannot read ({exc.strerror})") from exc
+    config = load_yaml(input_file("params file", params_path))
     check_config(config, source=params_path)
     return config
 
@@ -115,12 +113,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from reprolab import compare
     from reprolab.core.io import write_json
 
-    try:
-        tolerance = compare.Tolerance(rtol=args.rtol, atol=args.atol)
-        report = compare.compare_trees(args.a, args.b, tolerance, args.studies)
-    except compare.CompareError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    tolerance = compare.Tolerance(rtol=args.rtol, atol=args.atol)
+    report = compare.compare_trees(args.a, args.b, tolerance, args.studies)
     print(report.to_text(), end="")
     if args.json:
         write_json(args.json, report.to_dict())
@@ -170,11 +164,7 @@ def cmd_new_study(args: argparse.Namespace) -> int:
     """Write the skeleton of a new study; 2 when the id is bad or taken."""
     from reprolab.scaffold import new_study
 
-    try:
-        written = new_study(args.study, args.root)
-    except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    written = new_study(args.study, args.root)
     for path in written:
         print(f"wrote {path}")
     print(
@@ -287,13 +277,29 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def describe_error(exc: ValueError | OSError) -> str:
+    """The message of a refused input: the file and the system's reason for an OSError (not
+    Python's `[Errno N]` form), else the exception's own message, which names the argument,
+    key or file."""
+    if isinstance(exc, OSError) and exc.filename is not None:
+        return f"{exc.filename}: {exc.strerror or exc}"
+    return str(exc)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the console script."""
+    """Entry point of the console script.
+
+    Bad input is handled here, for every subcommand: a ValueError (a bad argument, params key
+    or file format; each message names it) or an OSError (a file that cannot be read or
+    written) ends the command with `error: ...` on stderr and exit status 2, never a traceback.
+    Argument syntax errors exit 2 through argparse. Anything else is a bug and keeps its
+    traceback.
+    """
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except ParamsError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    except (ValueError, OSError) as exc:
+        print(f"error: {describe_error(exc)}", file=sys.stderr)
         return 2
 
 

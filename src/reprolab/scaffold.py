@@ -291,7 +291,7 @@ rule STUDY_tune_method:
     log:
         "logs/STUDY/tune/{method}.log",
     wildcard_constraints:
-        method="|".join(STUDY_SECTION["methods"]),
+        method=wildcard_choices(STUDY_SECTION["methods"]),
     conda:
         "../../envs/report.yaml"
     threads: 1

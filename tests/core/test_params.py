@@ -1,5 +1,7 @@
 import copy
 import importlib
+import math
+import re
 import shutil
 from pathlib import Path
 
@@ -15,6 +17,7 @@ from reprolab.core.params import (
     TOP_SCHEMA,
     ParamsError,
     check_config,
+    check_config_files,
     check_section,
     deep_merge,
     load_schema,
@@ -254,3 +257,155 @@ def test_every_study_fixes_a_minimum_effect(config):
     del config["ssg"]["claims"]["min_effect"]
     with pytest.raises(ParamsError, match=r"key 'ssg.claims'.*'min_effect' is a required"):
         check_config(config)
+
+
+PATH_LIKE = "../../../../../elsewhere/x"
+"""A key that, taken as a dataset or setting name, puts a run outside results/."""
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        ("bilevel_ht", "datasets"),
+        ("icl_manifold", "settings"),
+        ("ndfa", "tasks"),
+        ("bilevel_ht", "methods"),
+        ("wsi", "cohorts"),
+    ],
+)
+def test_a_name_that_becomes_a_path_must_be_a_plain_name(config, where):
+    entries = config[where[0]][where[1]]
+    entries[PATH_LIKE] = copy.deepcopy(next(iter(entries.values())))
+    key = ".".join(where)
+    with pytest.raises(ParamsError, match=rf"key '{key}': '{re.escape(PATH_LIKE)}' does not match"):
+        check_config(config)
+
+
+@pytest.mark.parametrize("name", ["a..b", ".hidden", "-x", "a/b", "a b", "x" * 101])
+def test_path_names_exclude_dot_dot_separators_and_leading_dots(config, name):
+    config["icl_manifold"]["settings"][name] = config["icl_manifold"]["settings"]["circles"]
+    with pytest.raises(ParamsError, match=r"key 'icl_manifold.settings': .*a name that becomes"):
+        check_config(config)
+
+
+def test_a_path_name_may_hold_dots_dashes_and_capitals(config):
+    methods = config["bilevel_ht"]["methods"]
+    methods["Dclip-0.25"] = copy.deepcopy(methods["dclip_0.1"])
+    config["bilevel_ht"]["tune"]["grid"]["Dclip-0.25"] = config["bilevel_ht"]["tune"]["grid"][
+        "dclip_0.1"
+    ]
+    check_config(config)
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "expected"),
+    [
+        (["seeds"], [1.0], "key 'seeds.0': 1.0 is not of type 'integer'"),
+        (["threads"], 2.0, "key 'threads': 2.0 is not of type 'integer'"),
+        (["threads"], 10000, "key 'threads': 10000 is greater than the maximum of 256"),
+        (["tuning_seeds"], [2**32], "key 'tuning_seeds.0': 4294967296 is greater than the maximum"),
+        (["wsi", "workers"], 512, "key 'wsi.workers': 512 is greater than the maximum of 256"),
+        (["bilevel_ht", "optim", "iterations"], 10.0, "key 'bilevel_ht.optim.iterations': 10.0 is"),
+    ],
+)
+def test_integers_must_be_ints_within_their_bounds(config, path, value, expected):
+    """JSON schema's `integer` accepts 1.0; a float seed used to fail only in Snakemake (a
+    MissingInputException naming no key) and a float thread count in torch.set_num_threads."""
+    *parents, key = path
+    node = config
+    for parent in parents:
+        node = node[parent]
+    node[key] = value
+    with pytest.raises(ParamsError, match=re.escape(expected)):
+        check_config(config)
+
+
+def test_a_boolean_is_not_an_integer(config):
+    config["threads"] = True
+    with pytest.raises(ParamsError, match="key 'threads': True is not of type 'integer'"):
+        check_config(config)
+
+
+@pytest.mark.parametrize("value", [math.inf, -math.inf, math.nan])
+def test_a_number_must_be_finite(config, value):
+    """`.inf` passed `exclusiveMinimum: 0` and `.nan` passes every bound."""
+    config["wsi"]["tiling"]["target_mpp"] = value
+    with pytest.raises(
+        ParamsError, match="key 'wsi.tiling.target_mpp': .* is not of type 'number'"
+    ):
+        check_config(config)
+
+
+def alias_bomb(levels: int = 12, width: int = 9) -> str:
+    """A "billion laughs" YAML mapping: each anchor lists the previous one `width` times, so the
+    last one expands to width**levels strings (9**12, about 3e11: hours of walking and far more
+    memory than the machine has), while it parses as a few hundred characters of shared
+    nodes."""
+    lines = ["bomb:", f"  l0: &l0 [{', '.join(['lol'] * width)}]"]
+    for level in range(1, levels):
+        lines.append(f"  l{level}: &l{level} [{', '.join([f'*l{level - 1}'] * width)}]")
+    return "\n".join(lines) + "\n"
+
+
+def test_an_alias_bomb_is_refused_at_its_first_anchor(tmp_path: Path):
+    path = tmp_path / "params.yaml"
+    path.write_text((ROOT / "params.yaml").read_text() + alias_bomb())
+    line = len((ROOT / "params.yaml").read_text().splitlines()) + 2
+    with pytest.raises(
+        ParamsError, match=rf"params.yaml, line {line}, column 7: YAML anchor '&l0' is not allowed"
+    ):
+        load_yaml(path)
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("a: &x 1\nb: *x\n", "anchor '&x'"),
+        ("a: *x\n", "alias '*x'"),
+        ("base: &b {x: 1}\nother: {<<: *b, y: 2}\n", "anchor '&b'"),  # a merge key needs one
+    ],
+)
+def test_anchors_and_aliases_are_refused_with_their_line(tmp_path: Path, text, problem):
+    path = tmp_path / "p.yaml"
+    path.write_text(text)
+    where = rf"^{re.escape(str(path))}, line 1, column \d+: "
+    with pytest.raises(ParamsError, match=where + re.escape(f"YAML {problem} is not allowed")):
+        load_yaml(path)
+
+
+@pytest.mark.parametrize("tag", ["!!python/object/apply:os.system", "!!binary", "!custom"])
+def test_a_yaml_tag_is_refused_on_one_line_naming_the_file(tmp_path: Path, tag):
+    path = tmp_path / "p.yaml"
+    path.write_text(f"threads: 1\nstudies: {tag} [echo hi]\n")
+    with pytest.raises(ParamsError) as caught:
+        load_yaml(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}, line 2, column 10: YAML tag '{tag}' is not allowed")
+    assert "\n" not in message
+
+
+def test_a_yaml_syntax_error_is_one_line_naming_file_line_and_problem(tmp_path: Path):
+    path = tmp_path / "p.yaml"
+    path.write_text("seeds: [0, 1\nthreads: 1\n")
+    with pytest.raises(ParamsError) as caught:
+        load_yaml(path)
+    assert str(caught.value) == (
+        f"{path}, line 2, column 8: while parsing a flow sequence: expected ',' or ']', but got ':'"
+    )
+
+
+def test_a_yte_template_is_refused(tmp_path: Path):
+    path = tmp_path / "p.yaml"
+    path.write_text("__use_yte__: true\nthreads: ?__import__('os').cpu_count()\n")
+    with pytest.raises(
+        ParamsError, match=r"top-level key '__use_yte__'.*do not use yte.*trusted like code"
+    ):
+        load_yaml(path)
+
+
+def test_the_workflow_rereads_its_config_files_as_params_check_does(tmp_path: Path):
+    check_config_files([ROOT / "params.yaml"])
+    override = tmp_path / "override.yaml"
+    override.write_text("seeds: &s [0, 1]\ntuning_seeds: [1000]\n")
+    with pytest.raises(ParamsError, match=r"override.yaml, line 1, column 8: YAML anchor '&s'"):
+        check_config_files([ROOT / "params.yaml", override])

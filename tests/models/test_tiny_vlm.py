@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
 from transformers import AutoProcessor, LlavaForConditionalGeneration
 
+from reprolab.core.io import recover_dir
 from reprolab.models.tiny_vlm import (
     IMAGE,
     SPECIAL_TOKENS,
@@ -101,6 +105,48 @@ def test_save_load_round_trip_gives_identical_logits(tiny, tmp_path, no_network)
     with torch.inference_mode():
         assert torch.equal(model(**inputs).logits, loaded(**reloaded).logits)
     assert [p.name for p in tmp_path.iterdir()] == ["tiny"]
+
+
+def _weights_of(folder: Path) -> dict[str, torch.Tensor]:
+    model = LlavaForConditionalGeneration.from_pretrained(folder, local_files_only=True)
+    return model.state_dict()
+
+
+def _assert_holds(folder: Path, model: LlavaForConditionalGeneration) -> None:
+    """`folder` loads, with exactly the weights of `model`."""
+    expected = model.state_dict()
+    loaded = _weights_of(folder)
+    assert loaded.keys() == expected.keys()
+    assert all(torch.equal(loaded[k], expected[k]) for k in loaded)
+
+
+@pytest.mark.parametrize("crash", [False, True], ids=["error", "crash"])
+def test_a_save_cut_off_at_the_swap_keeps_the_old_model(
+    tokenizer, tiny, tmp_path, monkeypatch, crash
+):
+    """Replacing a saved model fails at the rename that moves the new folder in. On an error
+    the old folder is put back at once; on a crash (putting it back fails too) it waits aside
+    and `recover_dir` puts it back. Either way the old model loads, whole."""
+    old_model, processor = tiny
+    folder = save_tiny_vlm(old_model, processor, tmp_path / "tiny")
+    new_model, _ = build_tiny_llava(tokenizer, seed=4)
+    real = os.rename
+
+    def rename(src, dst):
+        if Path(dst) == folder and (Path(src).name.endswith(".tmp") or crash):
+            raise OSError(f"simulated failure renaming {src} -> {dst}")
+        real(src, dst)
+
+    monkeypatch.setattr(os, "rename", rename)
+    with pytest.raises(OSError, match="simulated failure"):
+        save_tiny_vlm(new_model, processor, folder)
+    monkeypatch.undo()
+    assert folder.exists() != crash
+    recover_dir(folder)
+    _assert_holds(folder, old_model)
+    assert [p.name for p in tmp_path.iterdir()] == ["tiny"]
+    save_tiny_vlm(new_model, processor, folder)
+    _assert_holds(folder, new_model)
 
 
 def test_same_seed_saves_byte_identical_folders(tokenizer, tiny, tmp_path):

@@ -25,7 +25,7 @@ rule bilevel_ht_tune_method:
     log:
         "logs/bilevel_ht/tune/{bht_method}.log",
     wildcard_constraints:
-        bht_method="|".join(m.replace(".", r"\.") for m in BILEVEL_HT_METHODS),
+        bht_method=wildcard_choices(BILEVEL_HT_METHODS),
     conda:
         "../../envs/torch.yaml"
     threads: 1
@@ -47,8 +47,8 @@ rule bilevel_ht_run:
     log:
         "logs/bilevel_ht/run/{bht_dataset}_{bht_topology}_seed{seed}.log",
     wildcard_constraints:
-        bht_dataset="|".join(BILEVEL_HT_DATASETS),
-        bht_topology="|".join(BILEVEL_HT["topologies"]),
+        bht_dataset=wildcard_choices(BILEVEL_HT_DATASETS),
+        bht_topology=wildcard_choices(BILEVEL_HT["topologies"]),
         seed=r"\d+",
     conda:
         "../../envs/torch.yaml"

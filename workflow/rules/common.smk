@@ -3,7 +3,7 @@
 import os
 
 from reprolab.core.determinism import kernel_environment
-from reprolab.core.layout import CONTRACT_FILES, known_studies
+from reprolab.core.layout import CONTRACT_FILES, known_studies, wildcard_choices
 from reprolab.core.params import check_config, merged_top_level, study_params
 
 check_config(config, known_studies(), source=" + ".join(map(str, workflow.configfiles)))

@@ -22,7 +22,7 @@ rule icl_manifold_tune_setting:
     log:
         "logs/icl_manifold/tune/{setting}.log",
     wildcard_constraints:
-        setting="|".join(ICL_SETTINGS),
+        setting=wildcard_choices(ICL_SETTINGS),
     conda:
         "../../envs/torch.yaml"
     threads: 1
@@ -41,7 +41,7 @@ rule icl_manifold_tune_network:
     log:
         "logs/icl_manifold/tune_network/{method}.log",
     wildcard_constraints:
-        method="|".join(ICL_NETWORKS),
+        method=wildcard_choices(ICL_NETWORKS),
     conda:
         "../../envs/torch.yaml"
     threads: 1

@@ -14,7 +14,7 @@ rule instr_synthesize:
     log:
         "logs/instr/synthesize/{instr_stream}.log",
     wildcard_constraints:
-        instr_stream="|".join(INSTR_STREAMS),
+        instr_stream=wildcard_choices(INSTR_STREAMS),
     conda:
         "../../envs/torch.yaml"
     threads: 1
@@ -39,7 +39,7 @@ rule instr_check:
     log:
         "logs/instr/check/{instr_stream}.log",
     wildcard_constraints:
-        instr_stream="|".join(INSTR_STREAMS),
+        instr_stream=wildcard_choices(INSTR_STREAMS),
     conda:
         "../../envs/torch.yaml"
     threads: 1

@@ -31,7 +31,7 @@ rule ndfa_split:
     log:
         "logs/ndfa/split/{task}_seed{seed}.log",
     wildcard_constraints:
-        task="|".join(NDFA_TASKS),
+        task=wildcard_choices(NDFA_TASKS),
         seed=r"\d+",
     conda:
         "../../envs/torch.yaml"
@@ -52,8 +52,8 @@ rule ndfa_tune_method:
     log:
         "logs/ndfa/tune/{task}_{method}.log",
     wildcard_constraints:
-        task="|".join(NDFA_TASKS),
-        method="|".join(NDFA["methods"]),
+        task=wildcard_choices(NDFA_TASKS),
+        method=wildcard_choices(NDFA["methods"]),
     conda:
         "../../envs/torch.yaml"
     threads: THREADS
@@ -83,8 +83,8 @@ rule ndfa_train:
     log:
         "logs/ndfa/train/{task}_{method}_seed{seed}.log",
     wildcard_constraints:
-        task="|".join(NDFA_TASKS),
-        method="|".join(NDFA["methods"]),
+        task=wildcard_choices(NDFA_TASKS),
+        method=wildcard_choices(NDFA["methods"]),
         seed=r"\d+",
     conda:
         "../../envs/torch.yaml"

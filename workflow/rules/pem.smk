@@ -32,7 +32,7 @@ rule pem_tune_method:
     log:
         "logs/pem/tune/{method}.log",
     wildcard_constraints:
-        method="|".join(PEM["methods"]),
+        method=wildcard_choices(PEM["methods"]),
     conda:
         "../../envs/torch.yaml"
     threads: 1
@@ -53,7 +53,7 @@ rule pem_run:
     log:
         "logs/pem/run/{noise}_seed{seed}.log",
     wildcard_constraints:
-        noise="|".join(PEM_NOISE),
+        noise=wildcard_choices(PEM_NOISE),
         seed=r"\d+",
     conda:
         "../../envs/torch.yaml"

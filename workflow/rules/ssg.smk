@@ -49,7 +49,7 @@ rule ssg_tune_method:
     log:
         "logs/ssg/tune/{method}.log",
     wildcard_constraints:
-        method="|".join(SSG["methods"]),
+        method=wildcard_choices(SSG["methods"]),
     conda:
         "../../envs/torch.yaml"
     threads: THREADS
@@ -80,7 +80,7 @@ rule ssg_train:
     log:
         "logs/ssg/train/{dataset}_seed{seed}.log",
     wildcard_constraints:
-        dataset="|".join(SSG_TABLE),
+        dataset=wildcard_choices(SSG_TABLE),
         seed=r"\d+",
     conda:
         "../../envs/torch.yaml"
@@ -105,7 +105,7 @@ rule ssg_train_sweep:
     log:
         "logs/ssg/train/{dataset}_seed{seed}.log",
     wildcard_constraints:
-        dataset="|".join(SSG_SWEEP) or "no_sweep",
+        dataset=wildcard_choices(SSG_SWEEP) or "no_sweep",
         seed=r"\d+",
     conda:
         "../../envs/torch.yaml"

@@ -15,7 +15,7 @@ rule video_synthesize:
     log:
         "logs/video/synthesize/{video_dataset}.log",
     wildcard_constraints:
-        video_dataset="|".join(VIDEO_DATASETS),
+        video_dataset=wildcard_choices(VIDEO_DATASETS),
     conda:
         "../../envs/video.yaml"
     threads: 1
@@ -41,7 +41,7 @@ rule video_frames:
     log:
         "logs/video/frames/{video_dataset}.log",
     wildcard_constraints:
-        video_dataset="|".join(VIDEO_DATASETS),
+        video_dataset=wildcard_choices(VIDEO_DATASETS),
     conda:
         "../../envs/video.yaml"
     threads: VIDEO["workers"]

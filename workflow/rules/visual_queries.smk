@@ -44,7 +44,7 @@ rule visual_queries_tune_method:
     log:
         "logs/visual_queries/tune/{method}.log",
     wildcard_constraints:
-        method="|".join(VQ_TUNED) or "no_trained_method",
+        method=wildcard_choices(VQ_TUNED) or "no_trained_method",
     conda:
         "../../envs/torch.yaml"
     threads: THREADS
@@ -106,7 +106,7 @@ rule visual_queries_run:
     log:
         "logs/visual_queries/run/{method}_seed{seed}.log",
     wildcard_constraints:
-        method="|".join(VQ["methods"]),
+        method=wildcard_choices(VQ["methods"]),
         seed=r"\d+",
     conda:
         "../../envs/torch.yaml"
@@ -132,7 +132,7 @@ if VQ_REAL:
         log:
             "logs/visual_queries/real_items/{real}_seed{seed}.log",
         wildcard_constraints:
-            real="|".join(VQ_REAL),
+            real=wildcard_choices(VQ_REAL),
             seed=r"\d+",
         conda:
             "../../envs/torch.yaml"

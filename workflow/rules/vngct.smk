@@ -66,7 +66,7 @@ rule vngct_tune_method:
     log:
         "logs/vngct/tune/{method}.log",
     wildcard_constraints:
-        method="|".join(VNGCT["methods"]),
+        method=wildcard_choices(VNGCT["methods"]),
     conda:
         "../../envs/torch.yaml"
     threads: THREADS
@@ -98,7 +98,7 @@ rule vngct_run:
     log:
         "logs/vngct/run/{method}_seed{seed}.log",
     wildcard_constraints:
-        method="|".join(VNGCT["methods"]),
+        method=wildcard_choices(VNGCT["methods"]),
         seed=r"\d+",
     conda:
         "../../envs/torch.yaml"

@@ -15,7 +15,7 @@ rule wsi_synthesize:
     log:
         "logs/wsi/synthesize/{cohort}.log",
     wildcard_constraints:
-        cohort="|".join(WSI_COHORTS),
+        cohort=wildcard_choices(WSI_COHORTS),
     conda:
         "../../envs/wsi.yaml"
     threads: 1
@@ -37,7 +37,7 @@ rule wsi_tile:
     log:
         "logs/wsi/tile/{cohort}.log",
     wildcard_constraints:
-        cohort="|".join(WSI_COHORTS),
+        cohort=wildcard_choices(WSI_COHORTS),
     conda:
         "../../envs/wsi.yaml"
     threads: WSI["workers"]
@@ -60,7 +60,7 @@ rule wsi_features:
     log:
         "logs/wsi/features/{cohort}.log",
     wildcard_constraints:
-        cohort="|".join(WSI_COHORTS),
+        cohort=wildcard_choices(WSI_COHORTS),
     conda:
         "../../envs/wsi.yaml"
     threads: WSI["workers"]

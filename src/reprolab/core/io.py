@@ -2,6 +2,8 @@
 
 Each writer writes to a temporary file in the destination folder and renames it into place, so
 a killed job never leaves a half-written output that a rerun would mistake for a finished one.
+A folder written as one output (`atomic_dir`) is built beside its place and swapped in by
+`replace_dir`, which never leaves the old and new files mixed and never loses both.
 JSON has sorted keys and floats rounded to 10 significant digits (NaN becomes null); HDF5
 datasets are written without modification times so the same arrays give the same bytes.
 """
@@ -12,6 +14,7 @@ import contextlib
 import json
 import math
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -36,6 +39,66 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
         os.replace(tmp_path, path)
     finally:
         tmp_path.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def atomic_dir(path: str | Path) -> Iterator[Path]:
+    """Yield a new empty folder beside `path`; on success it replaces `path` whole
+    (`replace_dir`), on error it is deleted and `path` is left as it was."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+    try:
+        yield tmp
+        os.chmod(tmp, 0o755)
+        replace_dir(tmp, path)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _aside(path: Path) -> Path:
+    """Where `replace_dir` keeps the old folder of `path` while the new one moves in (a fixed
+    name, so that `recover_dir` finds it after a crash)."""
+    return path.with_name(f".{path.name}.old")
+
+
+def replace_dir(new: str | Path, path: str | Path) -> None:
+    """Move folder `new` to `path` (same file system), replacing the folder there.
+
+    POSIX cannot rename a folder over a non-empty one, so the old folder is renamed aside, the
+    new one renamed in, and the old one deleted. A reader sees the whole old folder or the
+    whole new one, never a mix, except for the instant between the two renames when `path` is
+    absent. An error at the second rename puts the old folder back; a crash between the two
+    leaves it aside, and `recover_dir` (which this function runs first) puts it back. One writer
+    per `path` at a time.
+    """
+    new, path = Path(new), Path(path)
+    recover_dir(path)
+    aside = _aside(path)
+    had_old = path.exists()
+    if had_old:
+        os.rename(path, aside)
+    try:
+        os.rename(new, path)
+    except BaseException:
+        if had_old:
+            os.rename(aside, path)
+        raise
+    if had_old:
+        shutil.rmtree(aside)
+
+
+def recover_dir(path: str | Path) -> None:
+    """Settle a `replace_dir` of `path` that a crash cut short: the old folder left aside is
+    put back when `path` is missing, and deleted when `path` already holds the new folder."""
+    path = Path(path)
+    aside = _aside(path)
+    if not aside.exists():
+        return
+    if path.exists():
+        shutil.rmtree(aside)
+    else:
+        os.rename(aside, path)
 
 
 def write_text(path: str | Path, text: str) -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pkgutil
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -42,6 +44,13 @@ def known_studies() -> list[str]:
 def known_families() -> list[str]:
     """Names of the preprocessing families under reprolab.preprocess (wsi, video, ...), sorted."""
     return sorted(m.name for m in pkgutil.iter_modules(reprolab.preprocess.__path__) if m.ispkg)
+
+
+def wildcard_choices(names: Iterable[str]) -> str:
+    """A rule's wildcard constraint that matches one of `names` (the entries of a params
+    mapping or list): the names as a regex alternation, each re.escape'd, so the `.` of
+    `dclip_0.1` matches only a dot and a name can never widen what the wildcard accepts."""
+    return "|".join(re.escape(name) for name in names)
 
 
 def results_dir(study: str) -> Path:

@@ -9,6 +9,9 @@ The JSON schemas of the file ship with the package (`schema_dir()`): `params.sch
 global keys, `families/<name>.schema.yaml` per preprocessing family, `studies/<id>.schema.yaml` per
 study and `defs.schema.yaml` for what they share. `check_config` validates a configuration against
 them, as written and at every scale, and names the file, the key and what was expected.
+
+`load_yaml` reads a params file as plain data: it refuses YAML anchors, aliases and tags and
+yte's `__use_yte__` (docs/architecture.md, What a params file may do).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 import copy
 import functools
 import json
+import math
 from collections.abc import Callable, Iterable, Mapping
 from importlib import resources
 from importlib.resources.abc import Traversable
@@ -36,13 +40,86 @@ class ParamsError(ValueError):
     """params.yaml (or a --config override) is malformed; the message names the key."""
 
 
+class _PlainLoader(yaml.SafeLoader):
+    """YAML's safe loader that also refuses anchors, aliases and explicit tags, the moment the
+    parser meets one: a params file is plain data. An alias shares a node, so nested aliases
+    (a "billion laughs" file) load in microseconds and then expand exponentially in whatever
+    walks the values (the schema check, Snakemake's config merge); a tag asks for a type that
+    is not a mapping, list, string, number, boolean or null."""
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node:
+        event = self.peek_event()
+        refused = self.refusal(event)
+        if refused:
+            raise yaml.composer.ComposerError(None, None, refused, event.start_mark)
+        return super().compose_node(parent, index)
+
+    @staticmethod
+    def refusal(event: yaml.Event) -> str | None:
+        """Why `event` (the start of a node) is refused, or None when it is plain data."""
+        if isinstance(event, yaml.AliasEvent) or event.anchor is not None:
+            kind, sign = ("alias", "*") if isinstance(event, yaml.AliasEvent) else ("anchor", "&")
+            return (
+                f"YAML {kind} '{sign}{event.anchor}' is not allowed: params files use no anchors "
+                "or aliases (write each value out)"
+            )
+        tag = getattr(event, "tag", None)
+        if tag is None:
+            return None
+        return (
+            f"YAML tag '{tag.replace('tag:yaml.org,2002:', '!!')}' is not allowed: a params file "
+            "holds only mappings, lists, strings, numbers, booleans and nulls"
+        )
+
+
+USE_YTE = "__use_yte__"
+"""The top-level key that makes Snakemake's config loader evaluate the file as a yte template."""
+
+
 def load_yaml(path: str | Path) -> dict[str, Any]:
-    """Read a YAML mapping, naming the file when it is not one."""
-    with open(path) as handle:
-        data = yaml.safe_load(handle)
+    """Read a params file (or another YAML mapping of reprolab's) as plain data, or raise a
+    ParamsError of one line naming the file and, for a YAML problem, the line and column.
+
+    Refused: anything YAML cannot parse, anchors, aliases and tags (`_PlainLoader`), a
+    document that is not a mapping, and a top-level `__use_yte__`, since Snakemake's loader
+    would run the file's yte expressions as Python before any check.
+    """
+    try:
+        with open(path, "rb") as handle:  # bytes: YAML decodes, so bad UTF-8 is a YAMLError
+            data = yaml.load(handle, Loader=_PlainLoader)
+    except yaml.YAMLError as exc:
+        raise ParamsError(_yaml_problem(path, exc)) from None
     if not isinstance(data, dict):
         raise ParamsError(f"{path}: expected a mapping at the top level, got {type(data).__name__}")
+    if USE_YTE in data:
+        raise ParamsError(
+            f"{path}: top-level key '{USE_YTE}': reprolab's params files do not use yte "
+            "templates; under Snakemake a params file is trusted like code (its loader evaluates "
+            "yte expressions before any check), so remove the key and write the values out"
+        )
     return data
+
+
+def _yaml_problem(path: str | Path, exc: yaml.YAMLError) -> str:
+    """What the YAML parser found, on one line: the file, the line and column (1-based) of the
+    problem where the parser has them, what it was doing (`while scanning a simple key`) and
+    the problem."""
+    if not isinstance(exc, yaml.MarkedYAMLError):  # a decoding error: a position, no line
+        return f"{path}: {' '.join(str(exc).split())}"
+    mark = exc.problem_mark or exc.context_mark
+    where = f", line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+    what = ": ".join(part for part in (exc.context, exc.problem) if part)
+    return f"{path}{where}: {' '.join(what.split())}"
+
+
+def check_config_files(paths: Iterable[str | Path]) -> None:
+    """Read every config file Snakemake loaded again through `load_yaml`, so that a run refuses
+    what `reprolab params-check` refuses. Snakemake has already read them with its own loader,
+    which evaluates a yte template, and merged them, which expands mappings nested through
+    aliases (docs/architecture.md, What a params file may do): this stops the run, it cannot
+    undo what happened before."""
+    for path in paths:
+        load_yaml(path)
 
 
 def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
@@ -125,8 +202,12 @@ def _packaged_schemas() -> dict[str, Any]:
 
 @functools.cache
 def schema_registry() -> Registry:
-    """Every packaged schema, registered at its `schema_uri`; the top-level schema gets one
-    property `<id>: {$ref: studies/<id>.schema.yaml}` per study schema file."""
+    """Every packaged schema, registered at its `schema_uri` as a 2020-12 schema; the top-level
+    schema gets one property `<id>: {$ref: studies/<id>.schema.yaml}` per study schema file.
+
+    Each file's `$schema` key is left out: following a `$ref` into a schema that names its
+    `$schema`, jsonschema switches to the standard validator class of that draft, which would
+    drop ParamsValidator's integer check."""
     schemas = _packaged_schemas()
     top = schemas[TOP_SCHEMA]
     for path in sorted(schemas):
@@ -135,24 +216,54 @@ def schema_registry() -> Registry:
             top["properties"].setdefault(study, {"$ref": path})
     registry: Registry = Registry()
     for path, contents in schemas.items():
+        contents.pop("$schema", None)
         resource = DRAFT202012.create_resource(contents)
         registry = registry.with_resource(schema_uri(path), resource)
     return registry.crawl()
 
 
 def load_schema(path: str = TOP_SCHEMA) -> dict[str, Any]:
-    """The contents of a packaged schema file (`path` relative to `schema_dir()`)."""
+    """The contents of a packaged schema file (`path` relative to `schema_dir()`), as
+    registered (without `$schema`)."""
     return copy.deepcopy(schema_registry().contents(schema_uri(path)))
 
 
-def _validator(path: str, studies: Iterable[str] = ()) -> jsonschema.Draft202012Validator:
+def _is_integer(checker: Any, instance: Any) -> bool:
+    """JSON schema's `integer` without its floats: the standard accepts 1.0, but YAML's `1.0` is
+    a float to Python, and a float seed or thread count fails only later (a seed of 1.0 names
+    `seed1.0` files that no rule writes; torch.set_num_threads refuses 2.0)."""
+    return isinstance(instance, int) and not isinstance(instance, bool)
+
+
+def _is_finite_number(checker: Any, instance: Any) -> bool:
+    """JSON schema's `number` without YAML's `.inf` and `.nan`: infinity passes `minimum` and
+    `exclusiveMinimum`, and NaN passes every bound, so either would reach a job as a valid
+    MPP, learning rate or threshold."""
+    return (
+        isinstance(instance, int | float)
+        and not isinstance(instance, bool)
+        and math.isfinite(instance)
+    )
+
+
+ParamsValidator = jsonschema.validators.extend(
+    jsonschema.Draft202012Validator,
+    type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine_many(
+        {"integer": _is_integer, "number": _is_finite_number}
+    ),
+)
+"""The 2020-12 validator whose `integer` is a Python int (`_is_integer`) and whose `number` is
+finite (`_is_finite_number`)."""
+
+
+def _validator(path: str, studies: Iterable[str] = ()) -> jsonschema.Validator:
     """A validator of the packaged schema `path` that also requires the sections of `studies`."""
     schema = {
         "$ref": schema_uri(path),
         "required": list(studies),
         "description": "every study listed in `studies` needs its section",
     }
-    return jsonschema.Draft202012Validator(schema, registry=schema_registry())
+    return ParamsValidator(schema, registry=schema_registry())
 
 
 def check_config(

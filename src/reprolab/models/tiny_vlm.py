@@ -30,10 +30,7 @@ Choices:
 
 from __future__ import annotations
 
-import os
-import shutil
 import string
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -48,6 +45,8 @@ from transformers import (
     LlavaProcessor,
     PreTrainedTokenizerFast,
 )
+
+from reprolab.core.io import atomic_dir
 
 PAD, BOS, EOS, UNK, IMAGE = "<pad>", "<s>", "</s>", "<unk>", "<image>"
 SPECIAL_TOKENS = (PAD, BOS, EOS, UNK, IMAGE)
@@ -201,17 +200,13 @@ def build_tiny_llava(
 def save_tiny_vlm(
     model: LlavaForConditionalGeneration, processor: LlavaProcessor, folder: str | Path
 ) -> Path:
-    """Save model and processor into `folder` (replaced whole, atomically) for `from_pretrained`."""
-    folder = Path(folder)
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=".tmp", dir=folder.parent))
-    try:
+    """Save model and processor into `folder` for `from_pretrained`, replacing it whole.
+
+    Written into a sibling folder first and swapped in by `core.io.replace_dir`: a crash at any
+    point leaves the whole old model or the whole new one (an old one left aside by a crash is
+    put back at the next save, or by `core.io.recover_dir` before a load).
+    """
+    with atomic_dir(folder) as tmp:
         model.save_pretrained(tmp)
         processor.save_pretrained(tmp)
-        os.chmod(tmp, 0o755)
-        if folder.exists():
-            shutil.rmtree(folder)
-        tmp.rename(folder)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return folder
+    return Path(folder)

@@ -99,7 +99,7 @@ def test_array_syntax_errors_name_their_line(tmp_path, text, line, message):
         ("", "holds no records"),
         ("\n  \n", "holds no records"),
         ("[ ]\n", "holds no records"),
-        ("\nid,question\n", "is neither JSONL nor a JSON array of records: starts with 'i'"),
+        ("\nid,question\n", "is neither JSONL nor a JSON array of records: its first character"),
     ],
 )
 def test_a_file_of_no_records_is_one_defect_naming_the_file(tmp_path, text, message):

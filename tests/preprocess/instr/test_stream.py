@@ -21,6 +21,7 @@ from reprolab.preprocess.instr.stream import (
 )
 from tests.preprocess.instr.conftest import record, write_lines
 
+TASK = {"name": "t", "train": "a", "test": "b", "metric": "m"}
 COCO = "COCO2014/train2014/COCO_train2014_000000000009.jpg"
 COIN_RECORDS = [
     {
@@ -131,11 +132,11 @@ def test_a_bad_record_file_is_refused_with_its_report(tmp_path):
             "key 'tasks[0].name': 'align' is reserved for the alignment data",
         ),
         (
-            {"tasks": [{"name": "t", "train": "a", "test": "b", "metric": "m", "split": 1}] * 2},
+            {"tasks": [{"name": "t", "train": "a", "test": "b", "metric": "m", "split": 1}, TASK]},
             "key 'tasks[0].split': unknown key",
         ),
         (
-            {"tasks": [{"name": "t", "train": "a", "test": "b", "metric": "m"}] * 2},
+            {"tasks": [TASK, TASK.copy()]},
             "key 'tasks[1].name': 't' names an earlier task too",
         ),
     ],
@@ -161,7 +162,7 @@ def test_missing_files_are_named_with_their_key(tmp_path):
         f"{path}: key 'images': file {tmp_path}/none.h5 does not exist",
     ]
     path.write_text("name: [unclosed\n")
-    with pytest.raises(StreamFormatError, match="not valid YAML"):
+    with pytest.raises(StreamFormatError, match="while parsing a flow sequence"):
         read_manifest(path)
 
 
@@ -186,3 +187,55 @@ def test_write_stream_round_trips_and_record_files_resolve_roots(tmp_path):
         ("tasks[1].train", "b", "root", "b", "iou"),
         ("tasks[1].test", "c", "root", "b", "iou"),
     ]
+
+
+def test_manifest_paths_outside_the_stream_folder_are_refused_unless_allowed(tmp_path):
+    """`train: ../../../../etc/passwd` was read (and its first character printed)."""
+    stream = tmp_path / "stream"
+    stream.mkdir()
+    manifest = Manifest(
+        "s",
+        (TaskFiles("a", "../../../../etc/passwd", "/etc/passwd", "m", "../imgs"),),
+        images="sub/../../x.h5",
+    )
+    write_stream(stream / "stream.yaml", manifest)
+    with pytest.raises(StreamFormatError) as caught:
+        record_files(stream / "stream.yaml")
+    keys = [line.split(": key ")[1].split(":")[0] for line in str(caught.value).splitlines()]
+    assert keys == ["'images'", "'tasks[0].train'", "'tasks[0].test'", "'tasks[0].image_root'"]
+    assert "root:" not in str(caught.value)
+    with pytest.raises(StreamFormatError, match="lies outside the stream's folder"):
+        load_stream(stream / "stream.yaml")
+    files = record_files(stream / "stream.yaml", allow_outside=True)
+    assert [f.path.as_posix() for f in files] == [f"{stream}/../../../../etc/passwd", "/etc/passwd"]
+
+
+def test_record_images_outside_the_stream_folder_are_defects_unless_allowed(tmp_path):
+    """A record of a stream may not name an image outside the stream's folder; a symlinked data
+    folder inside it counts as inside."""
+    data = tmp_path / "data"
+    coin_stream(data)
+    outside = [{**COIN_RECORDS[0], "id": "out", "image": "../../elsewhere.jpg"}]
+    (data / "instructions" / "TextVQA" / "train.json").write_text(json.dumps(outside))
+    cv2.imwrite(str(tmp_path / "elsewhere.jpg"), np.zeros((4, 4, 3), np.uint8))
+    with pytest.raises(StreamFormatError, match=r"image '\.\./\.\./elsewhere\.jpg' lies outside"):
+        load_stream(data / "stream.yaml")
+    assert len(load_stream(data / "stream.yaml", allow_outside=True).tasks[0].train) == 1
+    linked = tmp_path / "linked"
+    coin_stream(linked)
+    (linked / "coin").rename(tmp_path / "real_coin")
+    (linked / "coin").symlink_to(tmp_path / "real_coin")
+    assert len(load_stream(linked / "stream.yaml").tasks[0].train) == 2
+
+
+def test_a_manifest_is_plain_yaml_and_its_errors_echo_no_text(tmp_path):
+    """Anchors and aliases (an alias bomb expands exponentially) are refused like in params
+    files, and a syntax error names the line without printing the file's text."""
+    path = tmp_path / "stream.yaml"
+    path.write_text("name: &n s\ntasks: *n\n")
+    with pytest.raises(StreamFormatError, match=rf"^{path}, line 1, column 7: YAML anchor '&n'"):
+        read_manifest(path)
+    path.write_text("name: s\nSECRET: [unclosed\n")
+    with pytest.raises(StreamFormatError, match=rf"^{path}, line 3, column 1: ") as caught:
+        read_manifest(path)
+    assert "SECRET" not in str(caught.value)

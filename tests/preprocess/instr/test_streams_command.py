@@ -67,6 +67,45 @@ def test_check_of_a_stream_names_its_bad_files(tmp_path, capsys):
     assert "key 'tasks': missing" in capsys.readouterr().out
 
 
-def test_check_of_a_missing_file_exits_2(tmp_path, capsys):
+def test_check_of_a_missing_file_or_a_folder_exits_2_with_one_line(tmp_path, capsys):
     assert main(["streams", "check", str(tmp_path / "none.jsonl")]) == 2
-    assert "none.jsonl does not exist" in capsys.readouterr().err
+    assert capsys.readouterr().err == f"error: FILE {tmp_path}/none.jsonl: no such file\n"
+    (tmp_path / "dir.jsonl").mkdir()
+    assert main(["streams", "check", str(tmp_path / "dir.jsonl")]) == 2
+    expected = f"error: FILE {tmp_path}/dir.jsonl: is a folder, expected a file\n"
+    assert capsys.readouterr().err == expected
+
+
+def test_check_reports_deep_nesting_as_a_defect(tmp_path, capsys):
+    """100,000 nested lists made Python's JSON reader raise RecursionError out of the command."""
+    deep = "[" * 100_000 + "]" * 100_000
+    (tmp_path / "deep.jsonl").write_text('{"id": "a", "x": ' + deep + "}\n")
+    (tmp_path / "deep.json").write_text("[" + deep + "]\n")
+    for name in ("deep.jsonl", "deep.json"):
+        assert main(["streams", "check", str(tmp_path / name)]) == 1
+        assert "nested deeper than the JSON reader allows" in capsys.readouterr().out
+
+
+def test_build_names_a_bad_spec_file(tmp_path, capsys):
+    assert main(["streams", "build", "--spec", str(tmp_path), "--out", str(tmp_path / "o")]) == 2
+    assert capsys.readouterr().err == f"error: --spec {tmp_path}: is a folder, expected a file\n"
+    assert not (tmp_path / "o").exists()
+
+
+def test_check_confines_a_stream_to_its_folder_unless_allowed(tmp_path, capsys):
+    """A manifest naming `../secret.jsonl` is refused without reading it (its content is never
+    printed); --allow-outside-paths reads it."""
+    stream = tmp_path / "stream"
+    stream.mkdir()
+    secret = tmp_path / "secret.jsonl"
+    secret.write_text("SECRET-CONTENT\n")
+    manifest = stream / "stream.yaml"
+    task = "{name: t, train: ../secret.jsonl, test: ../secret.jsonl, metric: exact_match}"
+    manifest.write_text(f"name: s\ntasks:\n  - {task}\n")
+    assert main(["streams", "check", str(manifest)]) == 1
+    out = capsys.readouterr().out
+    assert "key 'tasks[0].train': '../secret.jsonl' lies outside the stream's folder" in out
+    assert "SECRET" not in out and "'S'" not in out
+    assert main(["streams", "check", str(manifest), "--allow-outside-paths"]) == 1
+    out = capsys.readouterr().out
+    assert "is neither JSONL nor a JSON array" in out and "SECRET" not in out and "'S'" not in out

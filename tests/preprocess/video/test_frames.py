@@ -128,5 +128,5 @@ def test_options_from_params():
         FrameOptions.from_params({**section, "target_fps": None})
     with pytest.raises(ValueError, match=r"size must be \[H, W\]"):
         FrameOptions.from_params({**section, "size": [112]})
-    with pytest.raises(ValueError, match="not a folder"):
+    with pytest.raises(ValueError, match="no such folder"):
         extract_frames("/nonexistent/videos", "/tmp/out", options)

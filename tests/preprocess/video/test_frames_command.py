@@ -31,6 +31,27 @@ def test_frames_command_rejects_bad_options(tmp_path, capsys):
     assert main([*argv, "--sampling", "fps"]) == 2
     assert "sampling 'fps' needs a positive target_fps" in capsys.readouterr().err
     assert main([*argv, "--num-frames", "0"]) == 2
-    assert "num_frames must be a positive integer" in capsys.readouterr().err
-    assert main(["video", "frames", "--videos", str(tmp_path / "none"), "--out", "x"]) == 2
-    assert "not a folder" in capsys.readouterr().err
+    assert "num_frames must be an integer in [1, 1024], got 0" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+
+
+def test_frames_command_refuses_before_writing_anything(tmp_path, videos, capsys):
+    """A missing --videos left an empty probe/ behind; --out naming a file ended in a
+    NotADirectoryError traceback; --num-frames 100000 on a short clip wrote 256 MB."""
+    out = tmp_path / "out"
+    assert main(["video", "frames", "--videos", str(tmp_path / "none"), "--out", str(out)]) == 2
+    assert capsys.readouterr().err == f"error: --videos {tmp_path}/none: no such folder\n"
+    assert not out.exists()
+    afile = tmp_path / "afile"
+    afile.write_text("keep")
+    assert main(["video", "frames", "--videos", str(videos), "--out", str(afile)]) == 2
+    expected = f"error: --out {afile}: exists and is not a folder; expected an output folder\n"
+    assert capsys.readouterr().err == expected and afile.read_text() == "keep"
+    argv = ["video", "frames", "--videos", str(videos), "--out", str(out)]
+    assert main([*argv, "--num-frames", "100000"]) == 2
+    assert "num_frames must be an integer in [1, 1024], got 100000" in capsys.readouterr().err
+    assert main([*argv, "--size", "8", "100000"]) == 2
+    assert "size W must be an integer in [1, 4096]" in capsys.readouterr().err
+    assert main([*argv, "--timeout", "inf"]) == 2
+    assert "timeout_s must be a finite number, got inf" in capsys.readouterr().err
+    assert not out.exists()

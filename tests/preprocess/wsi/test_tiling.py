@@ -7,6 +7,8 @@ import os
 import random
 import shutil
 import signal
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -17,10 +19,11 @@ import openslide
 import pandas as pd
 import pytest
 
-from reprolab.preprocess.wsi import tile_check
+from reprolab.preprocess.wsi import tile_check, tiling
 from reprolab.preprocess.wsi.coords_h5 import read_coords
 from reprolab.preprocess.wsi.reader import read_patch
 from reprolab.preprocess.wsi.tiling import COLUMNS, TilingOptions, tile_slides
+from tests.core.test_parent_death import kill_once_started, needs_proc
 from tests.preprocess.wsi.conftest import tissue_image, zero_tile
 from tests.preprocess.wsi.worker_crash import crash_on_c
 
@@ -29,6 +32,11 @@ BLANK = tissue_image(2048, strong=False)
 FAST = TilingOptions(patch_size=128)
 SMALL = TilingOptions(patch_size=64)
 KILL_RUNS = 20
+MAIN_KILLS = 10
+POOL_KILLS = 3
+BIG_QC = {"patch_size": 64, "seg_mpp": 0.5}
+"""Options whose segmentation thumbnail is the whole 1024 px slide: drawing and encoding the QC
+image is then about a third of a run, a wide window between coords file and QC image."""
 
 
 def rows(frame: pd.DataFrame) -> dict[str, dict]:
@@ -139,7 +147,7 @@ def test_options_are_checked_before_any_slide(tmp_path):
         tile_slides(tmp_path, tmp_path / "out", TilingOptions(overlap=256))
     with pytest.raises(ValueError, match="--tissue-threshold"):
         tile_slides(tmp_path, tmp_path / "out", TilingOptions(tissue_threshold=1.5))
-    with pytest.raises(ValueError, match="not a folder"):
+    with pytest.raises(ValueError, match="no such folder"):
         tile_slides(tmp_path / "absent", tmp_path / "out")
 
 
@@ -280,3 +288,144 @@ def test_only_the_slide_whose_worker_is_killed_every_time_fails(tmp_path, make_s
         assert got[name] == reference[name]
     good = ("a", "b", "d")
     assert outputs(tmp_path / "out", good) == outputs(tmp_path / "ref", good)
+
+
+def finished_outputs(out_dir: Path) -> dict[str, bytes]:
+    """`outputs` without the hidden temporary files of writes that a kill cut short."""
+    return {name: data for name, data in outputs(out_dir).items() if "/." not in f"/{name}"}
+
+
+def four_slides(make_slide) -> Path:
+    """Four different 1024 px slides; their folder."""
+    paths = [make_slide(f"{n}.svs", tissue_image(1024, seed=i)) for i, n in enumerate("abcd")]
+    return paths[0].parent
+
+
+def fail_for(slide: str, step):
+    """`step` (a writer of tiling's), except that it raises for the outputs of `slide`, as a
+    kill at that moment would stop the batch there."""
+
+    def failing(path, *args, **kwargs):
+        if Path(path).stem == slide:
+            raise OSError(f"simulated crash writing {path}")
+        return step(path, *args, **kwargs)
+
+    return failing
+
+
+def test_a_slide_cut_off_before_its_qc_image_is_redone(tmp_path, make_slide, monkeypatch):
+    """The QC image of b fails to be written (as if the run died there): the rerun tiles b again
+    and writes its image, and every output equals an undisturbed run's."""
+    make_slide("a.svs", IMAGE)
+    make_slide("b.svs", IMAGE)
+    slides, out = tmp_path / "slides", tmp_path / "out"
+    tile_slides(slides, tmp_path / "ref", FAST, show_progress=False)
+    monkeypatch.setattr(tiling, "write_png", fail_for("b", tiling.write_png))
+    first = rows(tile_slides(slides, out, FAST, show_progress=False))
+    assert first["b.svs"]["status"] == "failed_read"
+    assert "simulated crash" in first["b.svs"]["error"]
+    assert not (out / "qc" / "b.png").exists()
+    monkeypatch.undo()
+    again = rows(tile_slides(slides, out, FAST, show_progress=False))
+    assert again["b.svs"]["status"] == "processed"
+    assert outputs(out) == outputs(tmp_path / "ref")
+
+
+def test_a_slide_missing_an_output_is_redone(tmp_path, make_slide):
+    """A slide whose QC image or coords file is gone after a finished run is tiled again on the
+    rerun (and only that slide), with the same bytes as before."""
+    make_slide("a.svs", IMAGE)
+    make_slide("b.svs", IMAGE)
+    slides, out = tmp_path / "slides", tmp_path / "out"
+    tile_slides(slides, out, FAST, show_progress=False)
+    before = outputs(out)
+    kept = (out / "patches" / "a.h5").stat().st_mtime_ns
+    for lost in (out / "qc" / "b.png", out / "patches" / "b.h5"):
+        lost.unlink()
+        tile_slides(slides, out, FAST, show_progress=False)
+        assert outputs(out) == before, lost
+    assert (out / "patches" / "a.h5").stat().st_mtime_ns == kept
+
+
+def test_a_rerun_cut_off_with_other_options_leaves_no_stale_slide(
+    tmp_path, make_slide, monkeypatch
+):
+    """A run with other options dies after b's new QC image but before its coords file: the old
+    coords file must not pass for b's completion record beside the new image, so a rerun with
+    the first options tiles b again."""
+    make_slide("b.svs", IMAGE)
+    slides, out = tmp_path / "slides", tmp_path / "out"
+    tile_slides(slides, out, FAST, show_progress=False)
+    before = outputs(out)
+    monkeypatch.setattr(tiling, "write_coords", fail_for("b", tiling.write_coords))
+    tile_slides(slides, out, SMALL, show_progress=False)
+    monkeypatch.undo()
+    again = rows(tile_slides(slides, out, FAST, show_progress=False))
+    assert again["b.svs"]["status"] == "processed"
+    assert outputs(out) == before
+
+
+def tile_code(slides: Path, out: Path, workers: int) -> str:
+    """`python -c` code that tiles `slides` into `out` with BIG_QC, printing "ready" once its
+    imports are done."""
+    return (
+        "from reprolab.preprocess.wsi.tiling import TilingOptions, tile_slides\n"
+        "print('ready', flush=True)\n"
+        f"tile_slides({str(slides)!r}, {str(out)!r}, TilingOptions(**{BIG_QC!r}), "
+        f"workers={workers}, show_progress=False)\n"
+    )
+
+
+def tile_in_subprocess(slides: Path, out: Path, kill_after: float | None) -> tuple[float, int]:
+    """Tile in a child process, SIGKILLed `kill_after` s after its imports (never when None);
+    the seconds it ran after its imports and its return code."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", tile_code(slides, out, workers=1)], stdout=subprocess.PIPE
+    )
+    try:
+        assert child.stdout.readline() == b"ready\n"
+        start = time.perf_counter()
+        if kill_after is not None:
+            time.sleep(kill_after)
+            child.send_signal(signal.SIGKILL)
+        child.wait()
+        return time.perf_counter() - start, child.returncode
+    finally:
+        child.kill()
+        child.wait()
+        child.stdout.close()
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="kills with SIGKILL")
+@pytest.mark.timeout(300)
+def test_tile_killed_at_staggered_moments_then_rerun_leaves_every_output(tmp_path, make_slide):
+    """10 runs of `tile_slides` in a child process, SIGKILLed at 5 %, 15 %, ... 95 % of an
+    undisturbed run's time (counted after the imports), each then rerun to the end: every slide
+    ends `processed` with its coords file and QC image, byte-identical to the undisturbed run.
+    With BIG_QC about a third of the kills land between a slide's coords file and its QC image,
+    where the old completion check then skipped the slide forever without its image."""
+    slides = four_slides(make_slide)
+    span, code = tile_in_subprocess(slides, tmp_path / "undisturbed", kill_after=None)
+    assert code == 0
+    expected = outputs(tmp_path / "undisturbed")
+    killed = 0
+    for run in range(MAIN_KILLS):
+        out = tmp_path / f"run{run}"
+        _, code = tile_in_subprocess(slides, out, kill_after=span * (run + 0.5) / MAIN_KILLS)
+        killed += code == -signal.SIGKILL
+        frame = tile_slides(slides, out, TilingOptions(**BIG_QC), show_progress=False)
+        assert list(frame["status"]) == ["processed"] * len(frame), (run, list(frame["error"]))
+        assert finished_outputs(out) == expected, run
+    assert killed >= MAIN_KILLS // 2  # a run ends before its kill only near the end of the span
+
+
+@needs_proc
+@pytest.mark.timeout(300)
+def test_killing_tile_with_workers_leaves_no_process_behind(tmp_path, make_slide):
+    """3 times: `tile_slides` with 2 workers in a session of its own is SIGKILLed once both
+    workers run; its workers, forkserver and resource tracker all end within the liveness wait
+    (before, they were still alive 30 s later)."""
+    slides = four_slides(make_slide)
+    for run in range(POOL_KILLS):
+        code = tile_code(slides, tmp_path / f"run{run}", workers=2)
+        kill_once_started(code, tmp_path / f"run{run}.log", children=2)

@@ -17,15 +17,16 @@ loader reads them from anywhere.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reprolab.preprocess.instr.images import ImageLoader, parse_ref
+from reprolab.preprocess.instr.images import ImageLoader, confined, parse_ref
 from reprolab.preprocess.instr.records import Record, image_texts, record_problems
 
 JSON_WHITESPACE = " \t\n\r"
+TOO_DEEP = "bad JSON: nested deeper than the JSON reader allows"
 
 
 class StreamFormatError(ValueError):
@@ -81,6 +82,8 @@ def _jsonl_entries(text: str) -> tuple[list[Entry], list[Defect]]:
             entries.append((number, json.loads(line)))
         except json.JSONDecodeError as exc:
             defects.append(Defect(number, None, _bad_json(exc)))
+        except RecursionError:
+            defects.append(Defect(number, None, TOO_DEEP))
     return entries, defects
 
 
@@ -110,6 +113,9 @@ def _array_entries(text: str, start: int) -> tuple[list[Entry], list[Defect]]:
             except json.JSONDecodeError as exc:
                 message = f"{_bad_json(exc)}; the rest of the array is not checked"
                 return entries, [Defect(exc.lineno, None, message)]
+            except RecursionError:
+                message = f"{TOO_DEEP}; the rest of the array is not checked"
+                return entries, [Defect(line_at(pos), None, message)]
             entries.append((line_at(pos), value))
             pos = _skip(text, end)
             if pos < len(text) and text[pos] == ",":
@@ -142,7 +148,7 @@ def _entries(path: Path) -> tuple[list[Entry], list[Defect]]:
     else:
         message = (
             f"{path} is neither JSONL nor a JSON array of records: "
-            f"starts with {text[start]!r}, expected '{{' or '['"
+            "its first character is not '{' or '['"
         )
         return [], [Defect(line, None, message)]
     if not entries and not defects:
@@ -158,11 +164,11 @@ def _record_id(value: Any) -> str | None:
 
 
 def _image_checker(
-    loader: ImageLoader, base_dir: Path, image_root: Path | None
+    loader: ImageLoader, base_dir: Path, image_root: Path | None, within: Sequence[Path] | None
 ) -> Callable[[str], str | None]:
     def problem(text: str) -> str | None:
         try:
-            ref = parse_ref(text, base_dir, image_root)
+            ref = confined(parse_ref(text, base_dir, image_root), within)
         except ValueError as exc:
             return str(exc)
         return loader.problem(ref)
@@ -171,14 +177,14 @@ def _image_checker(
 
 
 def _scan(
-    path: Path, image_root: str | Path | None, loader: ImageLoader
+    path: Path, image_root: str | Path | None, loader: ImageLoader, within: Sequence[Path] | None
 ) -> tuple[list[Entry], list[Defect]]:
     """The file's well-formed records with their lines, and every defect, in line order."""
     if not path.is_file():
         raise FileNotFoundError(f"record file {path} does not exist")
     entries, defects = _entries(path)
     root = Path(image_root) if image_root is not None else None
-    check_image = _image_checker(loader, path.parent, root)
+    check_image = _image_checker(loader, path.parent, root, within)
     first_line: dict[str, int] = {}
     good = []
     for line, value in entries:
@@ -195,11 +201,16 @@ def _scan(
     return good, defects
 
 
-def scan_file(path: str | Path, image_root: str | Path | None = None) -> FileCheck:
-    """Check every record of `path`: how many are good, and all defects."""
+def scan_file(
+    path: str | Path,
+    image_root: str | Path | None = None,
+    within: Sequence[Path] | None = None,
+) -> FileCheck:
+    """Check every record of `path`: how many are good, and all defects. With `within`, an image
+    outside those folders is a defect (a stream's records stay inside the stream)."""
     path = Path(path)
     with ImageLoader() as loader:
-        good, defects = _scan(path, image_root, loader)
+        good, defects = _scan(path, image_root, loader, within)
     return FileCheck(path, len(good), tuple(defects))
 
 
@@ -223,12 +234,14 @@ def load_records(
     image_root: str | Path | None = None,
     task: str | None = None,
     metric: str | None = None,
+    within: Sequence[Path] | None = None,
 ) -> list[Record]:
     """The records of `path` with absolute image references, `task`/`metric` filled where a
-    record lacks them; StreamFormatError with the whole report when any record is bad."""
+    record lacks them; StreamFormatError with the whole report when any record is bad (with
+    `within`, also when an image lies outside those folders)."""
     path = Path(path)
     with ImageLoader() as loader:
-        good, defects = _scan(path, image_root, loader)
+        good, defects = _scan(path, image_root, loader, within)
     if defects:
         raise StreamFormatError(report(path, defects))
     root = image_root if image_root is not None else path.parent

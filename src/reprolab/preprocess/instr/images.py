@@ -76,6 +76,23 @@ def parse_ref(text: str, base_dir: str | Path, image_root: str | Path | None = N
     return ImageRef(text, _absolute(Path(image_root if image_root is not None else base_dir), text))
 
 
+def lies_within(path: Path, roots: Sequence[Path]) -> bool:
+    """Whether `path` is one of `roots` or below one, compared after lexical normalisation (as
+    `parse_ref` resolves), so `..` cannot climb out while a symlink placed inside a root (a
+    data folder linked into a stream) still counts as inside."""
+    normal = Path(os.path.abspath(path))
+    return any(normal.is_relative_to(os.path.abspath(root)) for root in roots)
+
+
+def confined(ref: ImageRef, roots: Sequence[Path] | None) -> ImageRef:
+    """`ref` when `roots` is None or its file lies within one of `roots`; ValueError naming the
+    reference otherwise (a stream's records may not point outside the stream's folder)."""
+    if roots is not None and not lies_within(ref.path, roots):
+        folders = ", ".join(str(root) for root in roots)
+        raise ValueError(f"image '{ref.text}' lies outside the stream's folder ({folders})")
+    return ref
+
+
 def _decode(path: Path) -> np.ndarray:
     import cv2
 

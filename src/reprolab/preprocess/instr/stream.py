@@ -7,14 +7,16 @@
     tasks:                       # in stream order
       - {name: digit, train: digit/train.jsonl, test: digit/test.jsonl, metric: exact_match}
       - {name: textvqa, train: TextVQA/train.json, test: TextVQA/test.json, metric: vqa_acc,
-         image_root: /data/coin}
+         image_root: coin}       # a folder (or a link to one) inside the stream's folder
 
-Every path is relative to the manifest's folder (or absolute). `metric` is any string; it fills
-the records that lack `eval.metric`, and the task's name fills those that lack `task` (CoIN
-files have neither). `read_manifest` validates the yaml alone (unknown keys are refused, every
-problem names the file and the key); `load_stream` also loads every record file through
-`check.load_records`, so a real benchmark and the synthetic stream take the same path, and a
-stream with bad files is refused with the report of each. `write_stream` writes a manifest.
+Every path is relative to the manifest's folder and must lie within it, as must every image a
+record names (`..` cannot leave the folder; link outside data in), unless the caller allows
+outside paths explicitly (`allow_outside`, `streams check --allow-outside-paths`). `metric` is
+any string; it fills the records that lack `eval.metric`, and the task's name fills those that
+lack `task` (CoIN files have neither). `read_manifest` validates the yaml alone (unknown keys
+are refused, every problem names the file and the key); `load_stream` also loads every record
+file through `check.load_records`, so a real benchmark and the synthetic stream take the same
+path, and a stream with bad files is refused with the report of each. `write_stream` writes one.
 """
 
 from __future__ import annotations
@@ -26,7 +28,9 @@ from typing import Any
 import yaml
 
 from reprolab.core.io import write_text
+from reprolab.core.params import ParamsError, load_yaml
 from reprolab.preprocess.instr.check import StreamFormatError, load_records
+from reprolab.preprocess.instr.images import lies_within
 from reprolab.preprocess.instr.records import Record, json_type
 
 ALIGN_TASK = "align"
@@ -126,9 +130,9 @@ def _manifest_problems(data: Any) -> list[str]:
 def read_manifest(path: str | Path) -> Manifest:
     """The validated manifest of `path`; StreamFormatError naming the file and every bad key."""
     try:
-        data = yaml.safe_load(Path(path).read_text())
-    except yaml.YAMLError as exc:
-        raise StreamFormatError(f"{path}: not valid YAML ({exc})") from exc
+        data = load_yaml(path)  # plain data: no anchors, aliases or tags, no file text echoed
+    except ParamsError as exc:
+        raise StreamFormatError(str(exc)) from None
     problems = _manifest_problems(data)
     if problems:
         raise StreamFormatError("\n".join(f"{path}: {problem}" for problem in problems))
@@ -164,11 +168,41 @@ class RecordFile:
     metric: str | None
 
 
-def record_files(path: str | Path) -> list[RecordFile]:
+def _outside_paths(manifest: Manifest, root: Path) -> list[str]:
+    """The manifest keys whose path lies outside the stream's folder `root`, with the path."""
+    named = {"align": manifest.align, "images": manifest.images, "image_root": manifest.image_root}
+    for i, task in enumerate(manifest.tasks):
+        named.update(
+            {f"tasks[{i}].{key}": getattr(task, key) for key in ("train", "test", "image_root")}
+        )
+    return [
+        f"key '{key}': '{value}'"
+        for key, value in named.items()
+        if value is not None and not lies_within(root / value, [root])
+    ]
+
+
+def record_files(path: str | Path, allow_outside: bool = False) -> list[RecordFile]:
     """The record files of the manifest `path`: alignment first, then each task's train and
-    test, with paths made relative to the manifest's folder (existence is not checked)."""
+    test, with paths made relative to the manifest's folder (existence is not checked).
+
+    Every path the manifest names must lie within its folder (after lexical normalisation, so
+    `..` cannot leave it; link outside data into the folder instead), unless `allow_outside`:
+    a stream someone else wrote cannot make a check or a training job read arbitrary files.
+    StreamFormatError names each key that points outside.
+    """
     path = Path(path)
     manifest, root = read_manifest(path), path.parent
+    outside = [] if allow_outside else _outside_paths(manifest, root)
+    if outside:
+        raise StreamFormatError(
+            "\n".join(
+                f"{path}: {problem} lies outside the stream's folder {root} "
+                "(link the data into it, or allow outside paths explicitly: "
+                "`reprolab streams check --allow-outside-paths`)"
+                for problem in outside
+            )
+        )
 
     def image_root(name: str | None) -> Path | None:
         return root / name if name is not None else None
@@ -194,19 +228,24 @@ def record_files(path: str | Path) -> list[RecordFile]:
     return files
 
 
-def load_stream(path: str | Path) -> Stream:
+def load_stream(path: str | Path, allow_outside: bool = False) -> Stream:
     """Read the manifest and every record file it names (validated, with tasks and metrics
-    filled); StreamFormatError with every file's report when anything is wrong."""
+    filled); StreamFormatError with every file's report when anything is wrong, including a
+    path of the manifest or an image of a record outside the stream's folder (unless
+    `allow_outside`, see `record_files`)."""
     path = Path(path)
     manifest = read_manifest(path)
+    within = None if allow_outside else [path.parent]
     errors: list[str] = []
     loaded: dict[str, list[Record]] = {}
-    for file in record_files(path):
+    for file in record_files(path, allow_outside):
         if not file.path.is_file():
             errors.append(f"{path}: key '{file.key}': record file {file.path} does not exist")
             continue
         try:
-            loaded[file.key] = load_records(file.path, file.image_root, file.task, file.metric)
+            loaded[file.key] = load_records(
+                file.path, file.image_root, file.task, file.metric, within
+            )
         except StreamFormatError as exc:
             errors.append(str(exc))
     images = path.parent / manifest.images if manifest.images is not None else None

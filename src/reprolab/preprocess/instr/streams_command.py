@@ -2,18 +2,20 @@
 
 `build --spec SPEC.yaml --out DIR` writes the SynthCIT stream of a spec file (the mapping that
 `synthcit.SynthCITSpec.from_params` reads); a bad spec exits 2 with the key that is wrong.
-`check FILE [--image-root DIR]` checks a record file (JSONL or a JSON array) or, given a
-`stream.yaml`, every record file it names (`--image-root` then overrides the manifest's roots).
-It prints each defect as `FILE:LINE: (id X) message` and a count line, and exits 1 when any
-record is bad, 0 when all are good, 2 when FILE does not exist.
+`check FILE [--image-root DIR] [--allow-outside-paths]` checks a record file (JSONL or a JSON
+array) or, given a `stream.yaml`, every record file it names (`--image-root` then overrides the
+manifest's roots). A stream's files and images must lie within its folder (or the given
+`--image-root`) unless `--allow-outside-paths`. It prints each defect as
+`FILE:LINE: (id X) message` and a count line, and exits 1 when any record is bad, 0 when all are
+good, 2 when FILE is not a readable file (the `reprolab` command reports the error).
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
+from reprolab.core.arguments import ArgumentError, input_file
 from reprolab.core.params import load_yaml
 from reprolab.preprocess.instr.check import StreamFormatError, scan_file
 from reprolab.preprocess.instr.stream import record_files
@@ -23,12 +25,13 @@ MANIFEST_SUFFIXES = (".yaml", ".yml")
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    """Build the stream of `--spec` into `--out`; 2 on a bad spec."""
+    """Build the stream of `--spec` into `--out` (a bad spec raises an ArgumentError naming the
+    file, which the `reprolab` command reports with exit status 2)."""
+    values = load_yaml(input_file("--spec", args.spec))
     try:
-        spec = SynthCITSpec.from_params(load_yaml(args.spec))
-    except (OSError, ValueError) as exc:
-        print(f"error: {args.spec}: {exc}", file=sys.stderr)
-        return 2
+        spec = SynthCITSpec.from_params(values)
+    except ValueError as exc:
+        raise ArgumentError(f"--spec {args.spec}: {exc}") from exc
     manifest = build_synthcit(spec, args.out, show_progress=not args.quiet)
     records = sum(task.train + task.test for task in spec.tasks)
     records += spec.align.n if spec.align else 0
@@ -36,34 +39,35 @@ def cmd_build(args: argparse.Namespace) -> int:
     return 0
 
 
-def _files(path: Path, image_root: str | None) -> list[tuple[Path, Path | None]]:
-    """(record file, image root) pairs to check: the file itself, or a manifest's files."""
+def _files(
+    path: Path, image_root: str | None, allow_outside: bool
+) -> tuple[list[tuple[Path, Path | None]], list[Path] | None]:
+    """(record file, image root) pairs to check, the file itself or a manifest's files, and the
+    folders their images must lie in (None: anywhere; a lone record file is not confined)."""
+    root = Path(image_root) if image_root else None
     if path.suffix.lower() not in MANIFEST_SUFFIXES:
-        return [(path, Path(image_root) if image_root else None)]
-    return [
-        (file.path, Path(image_root) if image_root else file.image_root)
-        for file in record_files(path)
-    ]
+        return [(path, root)], None
+    files = [(file.path, root or file.image_root) for file in record_files(path, allow_outside)]
+    within = None if allow_outside else [path.parent, *([root] if root else [])]
+    return files, within
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    """Print every defect of a record file or stream; 1 when any, 2 when the file is missing."""
-    path = Path(args.file)
-    if not path.is_file():
-        print(f"error: {path} does not exist", file=sys.stderr)
-        return 2
+    """Print every defect of a record file or stream; 1 when any (a file that is not a readable
+    file raises, and the `reprolab` command exits 2)."""
+    path = input_file("FILE", args.file)
     try:
-        files = _files(path, args.image_root)
+        files, within = _files(path, args.image_root, args.allow_outside_paths)
     except StreamFormatError as exc:
         print(exc)
         return 1
     ok = bad = defects = 0
     for file, image_root in files:
         if not file.is_file():
-            print(f"{file}: record file named by {path} does not exist")
+            print(f"{file}: record file named by {path} is not a file")
             bad += 1
             continue
-        result = scan_file(file, image_root)
+        result = scan_file(file, image_root, within)
         for defect in result.defects:
             print(defect.format(file))
         ok, bad, defects = ok + result.ok, bad + result.bad, defects + len(result.defects)
@@ -92,4 +96,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     check.add_argument("file", help="record file (.jsonl or .json array) or stream.yaml")
     check.add_argument("--image-root", default=None, help="folder image paths are relative to")
+    check.add_argument(
+        "--allow-outside-paths",
+        action="store_true",
+        help="let a stream.yaml name files, and its records images, outside its folder",
+    )
     check.set_defaults(func=cmd_check)

@@ -42,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from reprolab.core.arguments import output_folder
 from reprolab.core.determinism import derive_seed
 from reprolab.core.io import write_h5, write_text
 from reprolab.core.params import ParamsError
@@ -396,7 +397,7 @@ def build_synthcit(spec: SynthCITSpec, out_dir: str | Path, show_progress: bool 
     """Write the stream of `spec` into `out_dir`; return the path of its `stream.yaml`."""
     from sklearn.datasets import load_digits
 
-    out_dir = Path(out_dir)
+    out_dir = output_folder("--out", out_dir)
     digits = load_digits()
     pools = digit_pools(len(digits.target))
     parts = [(ALIGN_TASK, None, spec.align.kind, spec.align.n)] if spec.align else []

@@ -47,7 +47,15 @@ import h5py
 import numpy as np
 import pandas as pd
 
+from reprolab.core.arguments import (
+    MAX_WORKERS,
+    bounded_int,
+    input_folder,
+    output_folder,
+    positive_number,
+)
 from reprolab.core.io import atomic_path, read_json, write_csv, write_json
+from reprolab.core.parent_death import call_exiting_with_parent
 from reprolab.core.progress import progress
 from reprolab.preprocess.video.decode import read_frames
 from reprolab.preprocess.video.probe import VideoDecodeError, VideoError, probe_and_index
@@ -82,6 +90,15 @@ COLUMNS = [
     "rotation",
 ]
 _PRELOAD = ["av", "numpy", "cv2", "reprolab.preprocess.video.frames"]
+MAX_NUM_FRAMES = 1024
+"""Most frames per clip: a clip is held in memory and written as one chunk, and no video model
+of the studies reads more than a few dozen frames; a larger request is a typo, refused before
+anything is written (a 12-frame clip asked for 100,000 frames would otherwise repeat its last
+frame into gigabytes)."""
+MAX_STRIDE = 10_000
+"""Largest dense-sampling stride (frames between samples)."""
+MAX_SIDE = 4096
+"""Largest resized clip side in pixels (the same reason as MAX_NUM_FRAMES)."""
 
 
 @dataclass(frozen=True)
@@ -119,28 +136,28 @@ class FrameOptions:
 
     def check(self) -> None:
         """Raise ValueError, naming the option, when an option is out of range."""
-        if not isinstance(self.num_frames, int) or self.num_frames < 1:
-            raise ValueError(f"num_frames must be a positive integer, got {self.num_frames!r}")
+        bounded_int("num_frames", self.num_frames, 1, MAX_NUM_FRAMES)
         if self.sampling not in STRATEGIES:
             raise ValueError(f"sampling must be one of {list(STRATEGIES)}, got {self.sampling!r}")
-        if not isinstance(self.stride, int) or self.stride < 1:
-            raise ValueError(f"stride must be a positive integer, got {self.stride!r}")
-        if self.sampling == "fps" and not (self.target_fps and self.target_fps > 0):
-            raise ValueError(f"sampling 'fps' needs a positive target_fps, got {self.target_fps}")
+        bounded_int("stride", self.stride, 1, MAX_STRIDE)
+        if self.sampling == "fps" and self.target_fps is None:
+            raise ValueError("sampling 'fps' needs a positive target_fps, got None")
+        if self.target_fps is not None:
+            positive_number("target_fps", self.target_fps)
         if self.short_policy not in SHORT_POLICIES:
             raise ValueError(
                 f"short_policy must be one of {list(SHORT_POLICIES)}, got {self.short_policy!r}"
             )
-        if self.size is not None and (
-            len(self.size) != 2 or not all(isinstance(v, int) and v > 0 for v in self.size)
-        ):
-            raise ValueError(f"size must be [H, W] positive integers or null, got {self.size!r}")
+        if self.size is not None:
+            if len(self.size) != 2:
+                raise ValueError(f"size must be [H, W] or null, got {self.size!r}")
+            for name, side in zip(("size H", "size W"), self.size, strict=True):
+                bounded_int(name, side, 1, MAX_SIDE)
         if self.resize_mode not in RESIZE_MODES:
             raise ValueError(
                 f"resize_mode must be one of {list(RESIZE_MODES)}, got {self.resize_mode!r}"
             )
-        if not self.timeout_s > 0:
-            raise ValueError(f"timeout_s must be positive, got {self.timeout_s}")
+        positive_number("timeout_s", self.timeout_s)
         if not self.extensions or not all(e.startswith(".") for e in self.extensions):
             raise ValueError(f"extensions must be suffixes like '.mp4', got {self.extensions!r}")
 
@@ -152,9 +169,7 @@ class FrameOptions:
 def list_videos(videos_dir: str | Path, extensions: tuple[str, ...]) -> list[Path]:
     """Entries of `videos_dir` (not recursive, not folders) with one of `extensions`, by name.
     Non-regular files (a named pipe, a device) are listed too: reading them is what fails."""
-    videos_dir = Path(videos_dir)
-    if not videos_dir.is_dir():
-        raise ValueError(f"--videos {videos_dir}: not a folder")
+    videos_dir = input_folder("--videos", videos_dir)
     wanted = {e.lower() for e in extensions}
     return sorted(p for p in videos_dir.iterdir() if not p.is_dir() and p.suffix.lower() in wanted)
 
@@ -247,7 +262,9 @@ def _results(jobs: list[tuple[Path, Path]], options: FrameOptions, workers: int)
                 number, (path, probe_path) = pending.popleft()
                 receiver, sender = context.Pipe(duplex=False)
                 child = context.Process(
-                    target=_child, args=(sender, path, probe_path, options), daemon=True
+                    target=call_exiting_with_parent,
+                    args=(_child, sender, path, probe_path, options),
+                    daemon=True,
                 )
                 child.start()
                 sender.close()
@@ -391,16 +408,16 @@ def extract_frames(
     the process list. Raises ValueError for bad options or a missing folder only."""
     options = options or FrameOptions()
     options.check()
-    if workers < 1:
-        raise ValueError(f"--workers must be at least 1, got {workers}")
-    out_dir = Path(out_dir)
+    bounded_int("--workers", workers, 1, MAX_WORKERS)
+    out_dir = output_folder("--out", out_dir)
+    videos = list_videos(videos_dir, options.extensions)
     probe_dir = out_dir / "probe"
     probe_dir.mkdir(parents=True, exist_ok=True)
     rows: list[dict | None] = []
     jobs: list[tuple[Path, Path]] = []
     slots: list[int] = []
     stems: dict[str, str] = {}
-    for path in list_videos(videos_dir, options.extensions):
+    for path in videos:
         probe_path = probe_dir / f"{path.stem}.json"
         if path.stem in stems:
             message = f"{path.name}: same name as {stems[path.stem]}; rename one of them"

@@ -9,7 +9,6 @@ bad options do (exit 2, with the message).
 from __future__ import annotations
 
 import argparse
-import sys
 
 from reprolab.preprocess.video.frames import STATUSES, FrameOptions, extract_frames
 from reprolab.preprocess.video.resize import RESIZE_MODES
@@ -17,24 +16,21 @@ from reprolab.preprocess.video.sampling import SHORT_POLICIES, STRATEGIES
 
 
 def cmd_frames(args: argparse.Namespace) -> int:
-    """Run the frame extraction on `--videos` into `--out`; 2 on bad options."""
-    try:
-        options = FrameOptions(
-            num_frames=args.num_frames,
-            sampling=args.sampling,
-            stride=args.stride,
-            target_fps=args.target_fps,
-            short_policy=args.short_policy,
-            size=tuple(args.size) if args.size else None,
-            resize_mode=args.resize_mode,
-            timeout_s=args.timeout,
-        )
-        frame = extract_frames(
-            args.videos, args.out, options, workers=args.workers, show_progress=not args.quiet
-        )
-    except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    """Run the frame extraction on `--videos` into `--out` (bad options raise ArgumentError,
+    which the `reprolab` command reports with exit status 2)."""
+    options = FrameOptions(
+        num_frames=args.num_frames,
+        sampling=args.sampling,
+        stride=args.stride,
+        target_fps=args.target_fps,
+        short_policy=args.short_policy,
+        size=tuple(args.size) if args.size else None,
+        resize_mode=args.resize_mode,
+        timeout_s=args.timeout,
+    )
+    frame = extract_frames(
+        args.videos, args.out, options, workers=args.workers, show_progress=not args.quiet
+    )
     counts = frame["status"].value_counts()
     for status in STATUSES:
         if status in counts:

@@ -17,6 +17,9 @@ The attributes `tiling._attrs` writes, and how each reader uses them:
 - ours: `read_size`, `overlap`, `overlap_level0`, `mpp`, `mpp_source`, `target_mpp`,
   `tissue_threshold`, `saturation_threshold`, `slide_file`, `tiling_params` (the options as
   JSON, compared on a rerun).
+
+Tiling writes this file last, after the slide's QC image, so it doubles as the slide's
+completion record (`tiling._previous`).
 """
 
 from __future__ import annotations

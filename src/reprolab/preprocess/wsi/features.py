@@ -41,6 +41,7 @@ import pandas as pd
 import torch
 from torch.utils.data import DataLoader, Dataset
 
+from reprolab.core.arguments import MAX_WORKERS, bounded_int, input_folder, output_folder
 from reprolab.core.io import write_csv, write_h5
 from reprolab.core.progress import progress
 from reprolab.preprocess.wsi.coords_h5 import read_coords, tile_geometry
@@ -50,6 +51,8 @@ from reprolab.preprocess.wsi.reader import TileReadError, read_tile, slide_cache
 TILED_STATUSES = ("processed", "no_tissue")
 PROCESS_LIST = "process_list.csv"
 PROCESS_COLUMNS = ["slide", "status", "n_tiles", "dim", "error"]
+MAX_BATCH_SIZE = 65_536
+"""Largest encoder batch (tiles): a batch is one array in memory, larger is a typo."""
 
 log = logging.getLogger(__name__)
 
@@ -238,7 +241,12 @@ def extract_cohort(
     tiling list's order: `slide` (as given), `status` (processed, skipped or failed),
     `n_tiles`, `dim`, `error`.
     """
-    slides_dir, patches_dir, out_dir = Path(slides_dir), Path(patches_dir), Path(out_dir)
+    bounded_int("--batch-size", batch_size, 1, MAX_BATCH_SIZE)
+    bounded_int("--workers", workers, 0, MAX_WORKERS)
+    bounded_int("--threads", threads, 1, MAX_WORKERS)
+    slides_dir = input_folder("--slides", slides_dir)
+    patches_dir = input_folder("--patches", patches_dir)
+    out_dir = output_folder("--out", out_dir)
     tiling = read_tiling_list(Path(tiling_list) if tiling_list else find_tiling_list(patches_dir))
     encoder = build_encoder(encoder_spec)
     rows = []

@@ -32,21 +32,17 @@ def encoder_spec(args: argparse.Namespace) -> dict:
 def cmd_features(args: argparse.Namespace) -> int:
     """Run the features stage on a folder; print a summary."""
     seed_everything(args.seed, args.threads)
-    try:
-        frame = extract_cohort(
-            args.slides,
-            args.patches,
-            args.out,
-            encoder_spec(args),
-            batch_size=args.batch_size,
-            workers=args.workers,
-            threads=args.threads,
-            device=args.device,
-            show_progress=not args.quiet,
-        )
-    except (ValueError, FileNotFoundError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    frame = extract_cohort(
+        args.slides,
+        args.patches,
+        args.out,
+        encoder_spec(args),
+        batch_size=args.batch_size,
+        workers=args.workers,
+        threads=args.threads,
+        device=args.device,
+        show_progress=not args.quiet,
+    )
     counts = frame["status"].value_counts().to_dict()
     summary = ", ".join(f"{counts[s]} {s}" for s in sorted(counts)) or "no slides"
     print(f"{args.out}: {summary} (see {args.out}/{PROCESS_LIST})", file=sys.stderr)

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
+from reprolab.core.arguments import positive_number
+
 
 @dataclass(frozen=True)
 class PatchGeometry:
@@ -45,8 +47,7 @@ def check_patch_options(patch_size: int, overlap: int, target_mpp: float) -> Non
             f"--overlap ({overlap}) must be smaller than --patch-size ({patch_size}): "
             "the grid step is patch size minus overlap"
         )
-    if not target_mpp > 0:
-        raise ValueError(f"--target-mpp must be positive, got {target_mpp}")
+    positive_number("--target-mpp", target_mpp)
 
 
 def patch_geometry(patch_size: int, overlap: int, target_mpp: float, mpp: float) -> PatchGeometry:

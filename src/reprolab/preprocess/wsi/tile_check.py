@@ -8,7 +8,8 @@ tissue stays) and black ones (every channel mean under `black_threshold`, as CLA
 `TileChecker` uses a shared process pool (forkserver context preloading only this light
 module), one per worker count and process: made on first use and started in the background
 while the main process segments the first slide, then kept, so later batches in the same
-process (and the handles its workers cache) start warm; the pool exits with the interpreter.
+process (and the handles its workers cache) start warm; the pool exits with the interpreter,
+and its workers end with the process even when it is killed (`core.parent_death`).
 Work goes out in chunks of coordinates, one `CheckBatch` per slide, and comes back as boolean
 arrays, never as pixels. With `workers <= 1` the checks run in the calling process.
 
@@ -33,6 +34,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from reprolab.core.parent_death import exit_with_parent
 from reprolab.preprocess.wsi.reader import TileReadError, read_rgba, to_rgb
 from reprolab.preprocess.wsi.tissue import saturation
 
@@ -85,6 +87,9 @@ def check_tiles(
 
 
 def _worker_init() -> None:
+    """Set up a pool worker: one OpenCV thread, and an end with the process that made the pool
+    (`parent_death`: a killed `wsi tile` leaves no worker, forkserver or resource tracker)."""
+    exit_with_parent()
     cv2.setNumThreads(1)
 
 

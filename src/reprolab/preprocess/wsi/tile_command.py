@@ -9,14 +9,14 @@ bad options or an unreadable override CSV do (exit 2, with the message).
 from __future__ import annotations
 
 import argparse
-import sys
 
 from reprolab.preprocess.wsi.tiling import STATUSES, TilingOptions, tile_slides
 from reprolab.preprocess.wsi.tissue import TissueParams
 
 
 def cmd_tile(args: argparse.Namespace) -> int:
-    """Run the tiling stage on `--slides` into `--out`; 2 on bad options."""
+    """Run the tiling stage on `--slides` into `--out` (bad options raise ArgumentError, which
+    the `reprolab` command reports with exit status 2)."""
     options = TilingOptions(
         target_mpp=args.target_mpp,
         patch_size=args.patch_size,
@@ -30,13 +30,9 @@ def cmd_tile(args: argparse.Namespace) -> int:
             min_hole_area_um2=args.min_hole_area,
         ),
     )
-    try:
-        frame = tile_slides(
-            args.slides, args.out, options, workers=args.workers, show_progress=not args.quiet
-        )
-    except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    frame = tile_slides(
+        args.slides, args.out, options, workers=args.workers, show_progress=not args.quiet
+    )
     counts = frame["status"].value_counts()
     summary = ", ".join(f"{counts[s]} {s}" for s in STATUSES if s in counts)
     print(f"{len(frame)} slides: {summary or 'none found'}; see {args.out}/process_list.csv")

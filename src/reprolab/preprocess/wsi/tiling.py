@@ -13,11 +13,14 @@ workflow rule call. For each slide (files with a known slide suffix, sorted by n
    the slide's own tissue threshold) or black are dropped; an unreadable tile makes the slide
    `failed_read`. A worker that dies breaks the pool: every slide it held is rerun, and only
    a slide whose worker dies on each rerun alone is `failed_read`;
-6. write `patches/<stem>.h5` (CLAM/TRIDENT layout, `coords_h5`) and `qc/<stem>.png`; a slide
+6. write `qc/<stem>.png`, then `patches/<stem>.h5` (CLAM/TRIDENT layout, `coords_h5`); a slide
    with no patch left is `no_tissue` with an empty (0, 2) coords file.
 
 Slides are pipelined: while workers read one slide's tiles the main process segments the next.
-A slide whose coords file exists and was made with the same options is skipped on a rerun.
+The coords file is a slide's completion record: deleted before anything of the slide is
+written, written last, so a killed run never leaves one beside a missing or stale QC image. A
+rerun skips a slide only when its coords file was made from it with the same options and its QC
+image exists; any other slide is redone.
 Whatever goes wrong with one slide is recorded in its row of `process_list.csv` (slide, status,
 n_patches, mpp, mpp_source, error) and the batch goes on; the list is rewritten atomically after
 every slide, so a killed batch loses nothing it finished.
@@ -38,6 +41,13 @@ import numpy as np
 import openslide
 import pandas as pd
 
+from reprolab.core.arguments import (
+    MAX_WORKERS,
+    bounded_int,
+    input_folder,
+    output_folder,
+    positive_number,
+)
 from reprolab.core.io import write_csv
 from reprolab.core.progress import progress
 from reprolab.preprocess.wsi.coords_h5 import read_coords, write_coords
@@ -88,8 +98,8 @@ class TilingOptions:
         check_patch_options(self.patch_size, self.overlap, self.target_mpp)
         if not 0.0 <= self.tissue_threshold <= 1.0:
             raise ValueError(f"--tissue-threshold must be in [0, 1], got {self.tissue_threshold}")
-        if not self.seg_mpp > 0:
-            raise ValueError(f"--seg-mpp must be positive, got {self.seg_mpp}")
+        positive_number("--seg-mpp", self.seg_mpp)
+        self.tissue.check()
 
     def fingerprint(self, override: float | None) -> str:
         """Canonical JSON of the options as applied to one slide (stored in its coords file)."""
@@ -129,9 +139,7 @@ def _row(path: Path, status: str, n: int = 0, mpp: Mpp | None = None, error: str
 
 def list_slides(slides_dir: str | Path) -> list[Path]:
     """Files in `slides_dir` (not recursive) with a slide suffix, sorted by name."""
-    slides_dir = Path(slides_dir)
-    if not slides_dir.is_dir():
-        raise ValueError(f"--slides {slides_dir}: not a folder")
+    slides_dir = input_folder("--slides", slides_dir)
     return sorted(
         p for p in slides_dir.iterdir() if p.is_file() and p.suffix.lower() in SLIDE_SUFFIXES
     )
@@ -142,9 +150,11 @@ def _outputs(out_dir: Path, path: Path) -> tuple[Path, Path]:
 
 
 def _previous(path: Path, out_dir: Path, fingerprint: str) -> dict | None:
-    """The row of a slide already tiled with the same options, read back from its coords file."""
-    h5_path, _ = _outputs(out_dir, path)
-    if not h5_path.is_file():
+    """The row of a slide already tiled with the same options, read back from its coords file
+    (its completion record); None when the slide is to be (re)done: no record, a record of
+    other options or another file, or a QC image missing."""
+    h5_path, qc_path = _outputs(out_dir, path)
+    if not (h5_path.is_file() and qc_path.is_file()):
         return None
     try:
         coords, attrs = read_coords(h5_path)
@@ -269,8 +279,8 @@ def _finish(pending: _Pending, out_dir: Path, options: TilingOptions, checker: T
     keep = np.concatenate([c.keep for c in checks]) if checks else np.zeros(0, bool)
     failures = [f for c in checks for f in c.failures]
     h5_path, qc_path = _outputs(out_dir, path)
+    h5_path.unlink(missing_ok=True)  # the completion record goes first and comes back last
     if failures:
-        h5_path.unlink(missing_ok=True)
         x, y, message = failures[0]
         return _row(
             path,
@@ -282,7 +292,6 @@ def _finish(pending: _Pending, out_dir: Path, options: TilingOptions, checker: T
             ),
         )
     coords = pending.candidates[keep]
-    write_coords(h5_path, coords, _attrs(pending, options))
     scale = (
         pending.level_dims[0][0] / pending.tissue.mask.shape[1],
         pending.level_dims[0][1] / pending.tissue.mask.shape[0],
@@ -291,6 +300,7 @@ def _finish(pending: _Pending, out_dir: Path, options: TilingOptions, checker: T
         pending.thumbnail, pending.tissue, coords, pending.geometry.patch_size_level0, scale
     )
     write_png(qc_path, qc)
+    write_coords(h5_path, coords, _attrs(pending, options))
     status = "processed" if len(coords) else "no_tissue"
     return _row(path, status, len(coords), pending.mpp)
 
@@ -325,7 +335,8 @@ def tile_slides(
     """Tile every slide in `slides_dir` into `out_dir`; returns (and writes) the process list."""
     options = options or TilingOptions()
     options.check()
-    out_dir = Path(out_dir)
+    bounded_int("--workers", workers, 1, MAX_WORKERS)
+    out_dir = output_folder("--out", out_dir)
     overrides = read_overrides(options.mpp_override) if options.mpp_override else {}
     slides = list_slides(slides_dir)
     rows: list[dict] = []

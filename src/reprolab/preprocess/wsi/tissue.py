@@ -20,6 +20,8 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
+from reprolab.core.arguments import ArgumentError, finite_number, positive_number
+
 SPREAD_FLOOR = 0.75
 MAX_SPLITS = 4
 
@@ -34,6 +36,17 @@ class TissueParams:
     min_hole_area_um2: float = 10_000.0
     min_saturation: float = 3.0
     min_separation: float = 3.0
+
+    def check(self) -> None:
+        """Raise ArgumentError, naming the option, unless sizes are finite (areas may be 0, the
+        filter sizes and separation must be positive) and the saturation floor is in [0, 255]."""
+        positive_number("tissue.median_um", self.median_um)
+        positive_number("tissue.close_um", self.close_um)
+        finite_number("--min-tissue-area", self.min_tissue_area_um2, minimum=0)
+        finite_number("--min-hole-area", self.min_hole_area_um2, minimum=0)
+        if finite_number("tissue.min_saturation", self.min_saturation, minimum=0) > 255:
+            raise ArgumentError(f"tissue.min_saturation must be <= 255, got {self.min_saturation}")
+        positive_number("tissue.min_separation", self.min_separation)
 
 
 @dataclass(frozen=True)

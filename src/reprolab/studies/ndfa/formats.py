@@ -5,12 +5,18 @@ CIFAR-10; ``train`` and ``test`` for CIFAR-100), each a dict with ``b"data"`` (u
 channel-major 3x32x32) and ``b"labels"`` (CIFAR-10) or ``b"fine_labels"`` (CIFAR-100). SVHN ships
 as MATLAB files (``train_32x32.mat``, ``test_32x32.mat``) with ``X`` (32, 32, 3, N) uint8 and ``y``
 (N, 1) where the digit 0 is stored as label 10.
+
+The CIFAR pickles are read by `CifarUnpickler`, which builds only what those files hold (the
+dict, lists, byte strings and ints need no import; the numpy arrays need the few numpy
+globals of `CIFAR_GLOBALS`) and refuses any other global, so a crafted file cannot run code
+when it is loaded.
 """
 
 from __future__ import annotations
 
 import pickle
 from pathlib import Path
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -24,10 +30,45 @@ SVHN_FILES = ("train_32x32.mat", "test_32x32.mat")
 """SVHN's official train and test splits (the cropped-digits format)."""
 
 
+CIFAR_GLOBALS = frozenset(
+    {
+        ("numpy.core.multiarray", "_reconstruct"),
+        ("numpy._core.multiarray", "_reconstruct"),
+        ("numpy", "ndarray"),
+        ("numpy", "dtype"),
+        ("numpy._core.numeric", "_frombuffer"),
+    }
+)
+"""The (module, name) globals a CIFAR pickle may import: those numpy pickles an array with.
+The original files (Python 2, numpy 1) use `numpy.core.multiarray._reconstruct`, `ndarray` and
+`dtype`; numpy 2 writes `numpy._core` instead, and at pickle protocol 5 (Python 3.14's default)
+`_frombuffer` in place of the first two. Each only builds an array from bytes."""
+
+
+class CifarUnpickler(pickle.Unpickler):
+    """An unpickler that imports only `CIFAR_GLOBALS`, decoding Python 2 strings as bytes (the
+    original files' keys are Python 2 strings: ``b"data"``, ``b"labels"``)."""
+
+    def __init__(self, fh: BinaryIO, path: Path) -> None:
+        super().__init__(fh, encoding="bytes")
+        self.path = path
+
+    def find_class(self, module: str, name: str) -> Any:
+        """The global `module.name` when a CIFAR batch may hold it; UnpicklingError naming the
+        file and the global otherwise (a crafted pickle would call it while loading)."""
+        if (module, name) not in CIFAR_GLOBALS:
+            raise pickle.UnpicklingError(
+                f"{self.path}: refused to load the global {module}.{name}: a CIFAR batch holds "
+                "only a dict of numpy arrays, lists, byte strings and ints (a crafted or "
+                "foreign pickle?)"
+            )
+        return super().find_class(module, name)
+
+
 def _read_cifar_pickle(path: Path, label_key: bytes) -> tuple[np.ndarray, np.ndarray]:
     """Read one CIFAR pickle into (N, 3, 32, 32) uint8 images and int64 labels."""
     with path.open("rb") as fh:
-        batch = pickle.load(fh, encoding="bytes")
+        batch = CifarUnpickler(fh, path).load()
     images = np.asarray(batch[b"data"], dtype=np.uint8).reshape(-1, 3, 32, 32)
     labels = np.asarray(batch[label_key], dtype=np.int64)
     return images, labels
