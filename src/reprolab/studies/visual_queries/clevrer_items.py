@@ -42,7 +42,7 @@ from reprolab.studies.visual_queries.clevrer import (
 )
 from reprolab.studies.visual_queries.clip_index import read_clip_index
 from reprolab.studies.visual_queries.dataset import split
-from reprolab.studies.visual_queries.item_files import write_items
+from reprolab.studies.visual_queries.item_files import write_split_items
 from reprolab.studies.visual_queries.items import FAMILIES, Answer, Item, build_grid_split
 
 
@@ -182,15 +182,12 @@ def make_items(
             f"visual_queries.real_items.clevrer.floor is [{low}, {high}]; expected low < high"
         )
     videos = split(tuple(names), seed, int(params["n_test"]))
-    splits, skipped = {}, {}
-    for part, members in videos.items():
-        splits[part], skipped[part] = build_items(
+    return write_split_items(
+        out_dir,
+        videos,
+        lambda members: build_items(
             scenes, index.frames, members, seed, params["items"], (low, high)
-        )
-    write_items(Path(out_dir) / "items.jsonl", splits)
-    return {
-        "items": {part: len(items) for part, items in splits.items()},
-        "skipped": skipped,
-        "families": list(FAMILIES),
-        "failed_videos": list(index.failed),
-    }
+        ),
+        FAMILIES,
+        index.failed,
+    )

@@ -19,7 +19,7 @@ path, row, slot}], answer_idx, state_id}``, the option images of visual mode in
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +64,29 @@ def write_jsonl(path: str | Path, records: Sequence[dict[str, Any]]) -> None:
 def write_items(path: str | Path, splits: dict[str, Sequence[Item]]) -> None:
     """Write every split's items to one items.jsonl."""
     write_jsonl(path, [_record(item, split) for split, items in splits.items() for item in items])
+
+
+def write_split_items(
+    out_dir: str | Path,
+    parts: Mapping[str, list[str]],
+    build: Callable[[list[str]], tuple[list[Item], dict[str, int]]],
+    families: Sequence[str],
+    failed_videos: Sequence[str],
+) -> dict[str, Any]:
+    """Build each split's items from its videos (`build(members)` returns the items and how many
+    each family skipped), write them to `out_dir`/items.jsonl and return the counts a real
+    dataset's items job records: items per split, skipped per split and family, the families
+    and the videos the frame stage failed on."""
+    splits, skipped = {}, {}
+    for part, members in parts.items():
+        splits[part], skipped[part] = build(members)
+    write_items(Path(out_dir) / "items.jsonl", splits)
+    return {
+        "items": {part: len(items) for part, items in splits.items()},
+        "skipped": skipped,
+        "families": list(families),
+        "failed_videos": list(failed_videos),
+    }
 
 
 def read_items(path: str | Path) -> dict[str, list[Item]]:

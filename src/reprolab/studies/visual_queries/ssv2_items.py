@@ -31,7 +31,7 @@ from reprolab.core.determinism import derive_seed
 from reprolab.preprocess.video.synth import State
 from reprolab.studies.visual_queries.clip_index import read_clip_index
 from reprolab.studies.visual_queries.dataset import split
-from reprolab.studies.visual_queries.item_files import write_items
+from reprolab.studies.visual_queries.item_files import write_split_items
 from reprolab.studies.visual_queries.items import N_OPTIONS, Item
 from reprolab.studies.visual_queries.ssv2 import Ssv2Video, read_labels, read_split
 
@@ -115,14 +115,11 @@ def make_items(
     names = sorted(name for name in videos if name in index.frames)
     _check_clips(index.frames, names, int(params["items"]["vfp_context"]))
     parts = split(tuple(names), seed, int(params["n_test"]))
-    splits, skipped = {}, {}
-    for part, members in parts.items():
-        splits[part], skipped[part] = build_items(videos, members, seed, params["items"])
-    write_items(Path(out_dir) / "items.jsonl", splits)
-    return {
-        "items": {part: len(items) for part, items in splits.items()},
-        "skipped": skipped,
-        "families": list(FAMILIES),
-        "failed_videos": list(index.failed),
-        "missing_videos": len(videos) - len(names),
-    }
+    counts = write_split_items(
+        out_dir,
+        parts,
+        lambda members: build_items(videos, members, seed, params["items"]),
+        FAMILIES,
+        index.failed,
+    )
+    return {**counts, "missing_videos": len(videos) - len(names)}
