@@ -85,6 +85,23 @@ def clevrer_annotation(
     }
 
 
+def ssv2_entries(n: int, labels: dict[str, str]) -> list[dict]:
+    """SSv2 split-file entries of videos "100", "101", ...: each takes the next template of
+    `labels` in turn, with its `something` bracketed as a placeholder."""
+    templates, entries = list(labels), []
+    for k in range(n):
+        template = templates[k % len(templates)].replace("something", "[something]")
+        entries.append(
+            {
+                "id": str(100 + k),
+                "label": "x",
+                "template": template,
+                "placeholders": ["x"] * template.count("["),
+            }
+        )
+    return entries
+
+
 def write_json(path: Path, data: object) -> Path:
     """`data` as JSON at `path` (folders made); returns `path`."""
     path.parent.mkdir(parents=True, exist_ok=True)

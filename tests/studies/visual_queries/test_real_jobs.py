@@ -15,7 +15,7 @@ from reprolab.studies.visual_queries.items import FAMILIES, MODES
 from reprolab.studies.visual_queries.real_views import RealView, clevrer_text, parse_text
 from reprolab.studies.visual_queries.results import columns, records
 
-from .real_data import decode, write_json, write_mp4_video, write_webm
+from .real_data import decode, ssv2_entries, write_json, write_mp4_video, write_webm
 from .test_clevrer_items import _random_scene
 from .test_ssv2 import LABELS
 
@@ -56,18 +56,9 @@ def paper_dir(tmp_path_factory):
     decode(videos, root / real_jobs.frames_dir("clevrer"), 8, ".mp4")
     ssv2 = root / "raw/ssv2/videos"
     ssv2.mkdir(parents=True)
-    templates, entries = list(LABELS), []
-    for k in range(16):
-        template = templates[k % len(templates)].replace("something", "[something]")
-        entries.append(
-            {
-                "id": str(100 + k),
-                "label": "x",
-                "template": template,
-                "placeholders": ["x"] * template.count("["),
-            }
-        )
-        write_webm(ssv2 / f"{100 + k}.webm", 24)
+    entries = ssv2_entries(16, LABELS)
+    for entry in entries:
+        write_webm(ssv2 / f"{entry['id']}.webm", 24)
     decode(ssv2, root / real_jobs.frames_dir("ssv2"), 8, ".webm")
     params = {
         "n_test": 6,

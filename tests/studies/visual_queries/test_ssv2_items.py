@@ -11,7 +11,7 @@ from reprolab.studies.visual_queries.item_files import read_items
 from reprolab.studies.visual_queries.ssv2 import Ssv2Video
 from reprolab.studies.visual_queries.ssv2_items import build_items, make_items, template_state
 
-from .real_data import decode, write_json, write_webm
+from .real_data import decode, ssv2_entries, write_json, write_webm
 from .test_ssv2 import LABELS
 
 CFG = {"vfp_context": 3, "vfp_horizon": 2}
@@ -59,20 +59,9 @@ def test_the_options_alone_do_not_give_the_answer_away():
 def test_make_items_reads_webm_clips_and_the_label_files(tmp_path):
     videos = tmp_path / "videos"
     videos.mkdir()
-    templates = list(LABELS)
-    entries = []
-    for k in range(17):
-        template = templates[k % len(templates)].replace("something", "[something]")
-        entries.append(
-            {
-                "id": str(100 + k),
-                "label": "x",
-                "template": template,
-                "placeholders": ["x"] * template.count("["),
-            }
-        )
-        if k < 16:  # the last one was never downloaded
-            write_webm(videos / f"{100 + k}.webm", 24)
+    entries = ssv2_entries(17, LABELS)
+    for entry in entries[:-1]:  # the last one was never downloaded
+        write_webm(videos / f"{entry['id']}.webm", 24)
     labels = write_json(tmp_path / "something-something-v2-labels.json", LABELS)
     split = write_json(tmp_path / "something-something-v2-validation.json", entries)
     frames = decode(videos, tmp_path / "frames", 8, ".webm")
