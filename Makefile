@@ -72,6 +72,7 @@ benchmark: install
 	python benchmarks/wsi_tiling.py
 	python benchmarks/video_frames.py
 	python benchmarks/cpu_kernels.py
+	python benchmarks/strap_inference.py
 
 clean:
 	git clean -fdX results data logs .snakemake  # produced files only: committed results stay

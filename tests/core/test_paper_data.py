@@ -96,6 +96,10 @@ def test_inputs_are_the_files_the_loaders_open():
         "data/raw/something-something-v2/labels/something-something-v2-validation.json",
         "data/raw/coin/stream.yaml",
         "models/llava-1.5-7b-hf/config.json",
+        f"data/raw/kinetics400/videos/{MANIFEST}",
+        "models/clip-vit-base-patch16/config.json",
+        "data/raw/something-something-v2/strap_labels.csv",
+        "data/raw/kinetics400/strap_labels.csv",
     } == paths
 
 

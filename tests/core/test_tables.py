@@ -28,6 +28,13 @@ def test_wide_table_keeps_order_and_formats_cells():
     assert table.iloc[1]["acc"] == "0.910 ± 0.014"
 
 
+def test_a_cell_that_does_not_apply_is_a_dash():
+    rows = records() + [Record("bp", "b", s, float("nan")) for s in (0, 1)]
+    rows += [Record("dfa", "b", s, 3.0) for s in (0, 1)]
+    table = wide_table(summarize(rows, ["bp", "dfa"], ["b"]), digits=1)
+    assert list(table["b"]) == ["—", "3.0 ± 0.0"]
+
+
 def test_missing_cell_is_an_error():
     with pytest.raises(ValueError, match="method 'x'"):
         summarize(records(), ["x"], ["acc"])

@@ -143,6 +143,12 @@ FOLDER_SOURCES: dict[tuple[str, str], Source] = {
         "them, or add .webm to video.frames.extensions), then write the manifest:",
         ("{manifest}",),
     ),
+    ("video", "kinetics400"): Source(
+        "Kinetics-400 videos (YouTube clips; CC BY 4.0 annotations)",
+        "Download with https://github.com/cvdfoundation/kinetics-dataset (k400 train and val), "
+        "put the .mp4 files directly in {folder}, then write the manifest:",
+        ("{manifest}",),
+    ),
 }
 """Folders of many files (a wsi cohort's slides, a video dataset's videos), by (family, entry)."""
 
@@ -172,6 +178,23 @@ LABEL_SOURCES: dict[str, Source] = {
 }
 """ssg's labels CSV of a real wsi cohort (a dataset's `labels:`), by cohort."""
 
+CLIP_LABEL_SOURCES: dict[str, Source] = {
+    "ssv2": Source(
+        "Something-Something v2 clip labels for strap: a CSV with columns video,split,label",
+        "Write it from the labels archive of https://developer.qualcomm.com/software/"
+        "ai-datasets/something-something: one row per video id of "
+        "something-something-v2-train.json (split train) and -validation.json (split test), "
+        "label = the template's index in something-something-v2-labels.json",
+    ),
+    "kinetics400": Source(
+        "Kinetics-400 clip labels for strap: a CSV with columns video,split,label",
+        "Write it from the kinetics-dataset annotations (train.csv as split train, val.csv as "
+        "split test): video = youtube_id_<start>_<end> as the files are named, label = the "
+        "class's index in the sorted list of the 400 class names",
+    ),
+}
+"""strap's labels CSV of a real video dataset (a task's `labels:`), by video dataset."""
+
 CHECKPOINT_SOURCES: dict[str, Source] = {
     "llava-1.5-7b-hf": Source(
         "LLaVA-1.5-7B with its processor, saved locally (Llama 2 Community Licence)",
@@ -180,6 +203,15 @@ CHECKPOINT_SOURCES: dict[str, Source] = {
             'python -c "from transformers import AutoProcessor, LlavaForConditionalGeneration '
             "as M; r = 'llava-hf/llava-1.5-7b-hf'; M.from_pretrained(r).save_pretrained"
             "('{folder}'); AutoProcessor.from_pretrained(r).save_pretrained('{folder}')\"",
+        ),
+    ),
+    "clip-vit-base-patch16": Source(
+        "CLIP ViT-B/16's vision tower, saved locally (MIT licence)",
+        "On a machine with network access:",
+        (
+            'python -c "from transformers import CLIPVisionModel; '
+            "CLIPVisionModel.from_pretrained('openai/clip-vit-base-patch16')"
+            ".save_pretrained('{folder}')\"",
         ),
     ),
     "resnet50": Source(
@@ -336,6 +368,19 @@ def _vngct(values: Mapping[str, Any], config: Mapping[str, Any]) -> Iterator[Pap
         yield _stream("vngct", None, name, spec["stream"], f"instr.streams.{name}.stream")
 
 
+def _strap(values: Mapping[str, Any], config: Mapping[str, Any]) -> Iterator[PaperInput]:
+    """The backbone checkpoint when it is a saved folder; each task's labels CSV (its clips
+    are the video family's outputs)."""
+    if values["backbone"]["checkpoint"]:
+        where = "strap.backbone.checkpoint"
+        yield _checkpoint("strap", None, values["backbone"]["checkpoint"], where)
+    for task, spec in values["tasks"].items():
+        if spec.get("labels"):
+            where = f"strap.tasks.{task}.labels"
+            source = _source(CLIP_LABEL_SOURCES, spec["dataset"], where, "CLIP_LABEL_SOURCES")
+            yield _declare("strap", None, spec["labels"], source, str(Path(spec["labels"]).parent))
+
+
 Declaration = Callable[[Mapping[str, Any], Mapping[str, Any]], Iterable[PaperInput]]
 DECLARATIONS: dict[str, Declaration] = {
     "ndfa": _ndfa,
@@ -345,6 +390,7 @@ DECLARATIONS: dict[str, Declaration] = {
     "ssg": _ssg,
     "visual_queries": _visual_queries,
     "vngct": _vngct,
+    "strap": _strap,
 }
 """Per study or preprocessing family: its paper-scale inputs, from (its section at the active
 scale, the whole configuration). A study reading only generated or bundled data has none."""

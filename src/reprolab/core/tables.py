@@ -74,8 +74,14 @@ def curve_frame(points: Iterable[tuple[str, float, float]]) -> pd.DataFrame:
     )
 
 
+NOT_APPLICABLE = "—"
+"""The cell of a column that does not apply to a row (its records are NaN)."""
+
+
 def format_cell(mean: float, std: float, digits: int) -> str:
-    """'mean ± std' with a fixed number of decimals."""
+    """'mean ± std' with a fixed number of decimals; NOT_APPLICABLE for a NaN mean."""
+    if np.isnan(mean):
+        return NOT_APPLICABLE
     return f"{mean:.{digits}f} ± {std:.{digits}f}"
 
 
