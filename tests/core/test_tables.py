@@ -29,10 +29,16 @@ def test_wide_table_keeps_order_and_formats_cells():
 
 
 def test_a_cell_that_does_not_apply_is_a_dash():
-    rows = records() + [Record("bp", "b", s, float("nan")) for s in (0, 1)]
-    rows += [Record("dfa", "b", s, 3.0) for s in (0, 1)]
-    table = wide_table(summarize(rows, ["bp", "dfa"], ["b"]), digits=1)
-    assert list(table["b"]) == ["—", "3.0 ± 0.0"]
+    rows = records() + [Record("dfa", "b", s, 3.0) for s in (0, 1)]
+    summary = summarize(rows, ["bp", "dfa"], ["b"], not_applicable={("bp", "b")})
+    assert summary.loc[summary.method == "bp", "n"].item() == 0
+    assert list(wide_table(summary, digits=1)["b"]) == ["—", "3.0 ± 0.0"]
+
+
+def test_a_nan_value_stays_visible():
+    """A NaN that a run produced (a diverged run) is shown as such, not as a dash."""
+    rows = [Record("bp", "b", s, float("nan")) for s in (0, 1)]
+    assert list(wide_table(summarize(rows, ["bp"], ["b"]), digits=1)["b"]) == ["nan ± nan"]
 
 
 def test_missing_cell_is_an_error():

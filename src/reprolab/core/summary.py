@@ -30,12 +30,14 @@ Params = dict[str, Any]
 
 @dataclass(frozen=True)
 class Table:
-    """A study's table: long-format records, the row (method) and column order, a caption."""
+    """A study's table: long-format records, the row (method) and column order, a caption, and
+    the (method, column) cells that do not apply (no records; shown as a dash)."""
 
     records: list[Record]
     methods: list[str]
     columns: list[str]
     caption: str
+    not_applicable: frozenset[tuple[str, str]] = frozenset()
 
 
 @runtime_checkable
@@ -94,7 +96,7 @@ def summarize_study(
     seeds = list(seeds)
     runs = results.load_runs(params, seeds, out / "runs")
     table = results.table(params, runs, seeds)
-    summary = summarize(table.records, table.methods, table.columns)
+    summary = summarize(table.records, table.methods, table.columns, table.not_applicable)
     write_table(summary, out / "table", digits=int(params["table_digits"]), caption=table.caption)
     fragility_file = out / FRAGILITY
     claims = claims_document(

@@ -8,7 +8,7 @@ paper's method and its baselines appear where the study puts them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,14 +30,24 @@ class Record:
 
 
 def summarize(
-    records: Sequence[Record], methods: Sequence[str], columns: Sequence[str]
+    records: Sequence[Record],
+    methods: Sequence[str],
+    columns: Sequence[str],
+    not_applicable: Collection[tuple[str, str]] = (),
 ) -> pd.DataFrame:
-    """Mean, std and seed count per (method, column); raises if a requested cell has no value."""
+    """Mean, std and seed count per (method, column); raises if a requested cell has no value,
+    unless the (method, column) pair is in `not_applicable`: that cell gets no values (n = 0)
+    and is rendered NOT_APPLICABLE."""
     frame = pd.DataFrame([r.__dict__ for r in records])
     rows = []
     for method in methods:
         for column in columns:
             values = frame.loc[(frame.method == method) & (frame.column == column), "value"]
+            if values.empty and (method, column) in not_applicable:
+                rows.append(
+                    {"method": method, "column": column, "mean": np.nan, "std": np.nan, "n": 0}
+                )
+                continue
             if values.empty:
                 raise ValueError(f"table: no values for method '{method}', column '{column}'")
             array = values.to_numpy(dtype=float)
@@ -75,13 +85,11 @@ def curve_frame(points: Iterable[tuple[str, float, float]]) -> pd.DataFrame:
 
 
 NOT_APPLICABLE = "—"
-"""The cell of a column that does not apply to a row (its records are NaN)."""
+"""The cell of a column that does not apply to a row (`summarize`'s `not_applicable`)."""
 
 
 def format_cell(mean: float, std: float, digits: int) -> str:
-    """'mean ± std' with a fixed number of decimals; NOT_APPLICABLE for a NaN mean."""
-    if np.isnan(mean):
-        return NOT_APPLICABLE
+    """'mean ± std' with a fixed number of decimals."""
     return f"{mean:.{digits}f} ± {std:.{digits}f}"
 
 
@@ -89,7 +97,10 @@ def wide_table(summary: pd.DataFrame, digits: int) -> pd.DataFrame:
     """Pivot a summary to rows = methods, columns = metrics, cells 'mean ± std'."""
     methods = list(dict.fromkeys(summary.method))
     columns = list(dict.fromkeys(summary.column))
-    cells = {(r.method, r.column): format_cell(r.mean, r.std, digits) for r in summary.itertuples()}
+    cells = {
+        (r.method, r.column): format_cell(r.mean, r.std, digits) if r.n else NOT_APPLICABLE
+        for r in summary.itertuples()
+    }
     return pd.DataFrame(
         [[method] + [cells[(method, c)] for c in columns] for method in methods],
         columns=["method", *columns],

@@ -105,7 +105,7 @@ def boundary_values(runs: list[dict], row: str) -> np.ndarray:
 
 def table(params: dict[str, Any], runs: list[dict], seeds: Sequence[int]) -> Table:
     """Rows = placements and the oracle b; columns = COLUMNS."""
-    out = []
+    out, absent = [], set()
     for row in rows_of(params):
         reference = values(runs, "fine", COST_REFERENCE, "flops")
         flops = values(runs, "fine", row, "flops")
@@ -118,6 +118,9 @@ def table(params: dict[str, Any], runs: list[dict], seeds: Sequence[int]) -> Tab
             "b": boundary_values(runs, row),
         }
         for key, per_seed in cells.items():
+            if np.isnan(per_seed).all():  # the row did not run on that task, or has no b
+                absent.add((NAMES[row], COLUMNS[key]))
+                continue
             out += [
                 Record(NAMES[row], COLUMNS[key], s, float(v))
                 for s, v in zip(seeds, per_seed, strict=True)
@@ -129,6 +132,7 @@ def table(params: dict[str, Any], runs: list[dict], seeds: Sequence[int]) -> Tab
         "STRAP against uniform adapter placements in a frozen tiny ViT: top-1 on the motion and "
         "appearance tasks, trainable parameters, inference FLOPs and the boundary b, mean ± std "
         "over seeds.",
+        frozenset(absent),
     )
 
 
