@@ -73,6 +73,7 @@ benchmark: install
 	python benchmarks/video_frames.py
 	python benchmarks/cpu_kernels.py
 	python benchmarks/strap_inference.py
+	python benchmarks/nicer_condensation.py
 
 clean:
 	git clean -fdX results data logs .snakemake  # produced files only: committed results stay

@@ -119,6 +119,7 @@ def test_a_job_gets_its_entrys_inputs_and_its_owners_shared_ones():
         f"data/raw/camelyon16/images/{MANIFEST}",
         "models/resnet50/config.json",
     ]
+    assert inputs_of(inputs, "nicer") == ["data/raw/camelyon16/labels.csv"]
     assert inputs_of(inputs, "visual_queries", "tinyvlm") == []
     assert inputs_of(inputs, "visual_queries", "hf_vlm") == ["models/llava-1.5-7b-hf/config.json"]
     assert inputs_of(inputs, "visual_queries", "clevrer") == [

@@ -176,7 +176,7 @@ LABEL_SOURCES: dict[str, Source] = {
         "sample sheet the GDC portal exports with the cart",
     ),
 }
-"""ssg's labels CSV of a real wsi cohort (a dataset's `labels:`), by cohort."""
+"""The labels CSV of a real wsi cohort (ssg's dataset or nicer's `labels:`), by cohort."""
 
 CLIP_LABEL_SOURCES: dict[str, Source] = {
     "ssv2": Source(
@@ -329,14 +329,24 @@ def _instr(values: Mapping[str, Any], config: Mapping[str, Any]) -> Iterator[Pap
             yield _stream("instr", name, name, spec["stream"], f"instr.streams.{name}.stream")
 
 
+def _slide_labels(owner: str, key: str | None, spec: Mapping[str, Any], where: str) -> PaperInput:
+    """The labels CSV of a real wsi cohort a study reads (its tile features are the wsi
+    family's outputs)."""
+    source = _source(LABEL_SOURCES, spec["cohort"], where, "LABEL_SOURCES")
+    return _declare(owner, key, spec["labels"], source, str(Path(spec["labels"]).parent))
+
+
 def _ssg(values: Mapping[str, Any], config: Mapping[str, Any]) -> Iterator[PaperInput]:
-    """Each real wsi dataset's labels CSV (its tile features are the wsi family's outputs)."""
+    """Each real wsi dataset's labels CSV."""
     for name, spec in values["datasets"].items():
         if spec.get("generator") == "wsi" and spec.get("labels"):
-            where = f"ssg.datasets.{name}.labels"
-            source = _source(LABEL_SOURCES, spec["cohort"], where, "LABEL_SOURCES")
-            folder = str(Path(spec["labels"]).parent)
-            yield _declare("ssg", name, spec["labels"], source, folder)
+            yield _slide_labels("ssg", name, spec, f"ssg.datasets.{name}.labels")
+
+
+def _nicer(values: Mapping[str, Any], config: Mapping[str, Any]) -> Iterator[PaperInput]:
+    """The labels CSV of the cohort when it is a real one."""
+    if values["dataset"].get("labels"):
+        yield _slide_labels("nicer", None, values["dataset"], "nicer.dataset.labels")
 
 
 def _visual_queries(values: Mapping[str, Any], config: Mapping[str, Any]) -> Iterator[PaperInput]:
@@ -391,6 +401,7 @@ DECLARATIONS: dict[str, Declaration] = {
     "visual_queries": _visual_queries,
     "vngct": _vngct,
     "strap": _strap,
+    "nicer": _nicer,
 }
 """Per study or preprocessing family: its paper-scale inputs, from (its section at the active
 scale, the whole configuration). A study reading only generated or bundled data has none."""

@@ -1,9 +1,11 @@
 """Synthetic slides: real files, exact ground truth, sparse lesions, nuisances in both classes."""
 
 import hashlib
-from dataclasses import replace
+import json
+from dataclasses import fields, replace
 
 import cv2
+import h5py
 import numpy as np
 import openslide
 import pandas as pd
@@ -23,6 +25,7 @@ from reprolab.preprocess.wsi.synth import (
     tile_truth,
     write_cohort,
     write_synthetic_slide,
+    write_truth,
 )
 
 PARAMS = {
@@ -313,3 +316,74 @@ def test_write_cohort_rejects_duplicate_names(tmp_path):
     spec = SlideSpec("dup", 1024, 1024)
     with pytest.raises(ValueError, match="unique"):
         write_cohort([spec, spec], tmp_path, show_progress=False)
+
+
+@pytest.mark.parametrize("count", [(0, 1), (2, 3), (5, 5)])
+def test_nuisance_count_draws_the_number_of_nuisances_in_range(count):
+    lo, hi = count
+    drawn = []
+    for i in range(10):
+        _, truth = render_slide(SlideSpec(f"c{i}", 256, 256, seed=i, nuisance_count=count))
+        assert set(truth.nuisances) <= set(NUISANCES)
+        drawn.append(len(truth.nuisances))
+    assert all(lo <= n <= hi for n in drawn)
+    assert set(drawn) == set(range(lo, hi + 1))  # every count of the range occurs
+
+
+def test_nuisance_count_leaves_the_mimic_to_the_mimic_flag():
+    for i in range(4):
+        spec = SlideSpec(f"m{i}", 256, 256, seed=i, mimic=True, nuisance_count=(0, 1))
+        _, truth = render_slide(spec)
+        assert "lymphoid" in truth.nuisances
+        assert len(set(truth.nuisances) - {"lymphoid"}) <= 1
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"nuisance_count": (0, 1), "nuisance": "shared"},
+        {"nuisance_count": (2, 1)},
+        {"nuisance_count": (0, 6)},
+        {"nuisance_count": (-1, 1)},
+        {"nuisance_count": (0, 1.0)},
+        {"nuisance_count": [0, 1]},
+    ],
+)
+def test_bad_nuisance_count_is_rejected_by_name(changes):
+    with pytest.raises(ValueError, match="nuisance_count="):
+        SlideSpec("n", 1024, 1024, **changes)
+
+
+def test_cohort_specs_pass_the_optional_nuisance_count_as_a_tuple():
+    specs = cohort_specs({**PARAMS, "nuisance_count": [1, 3]}, seed=7)
+    assert [s.nuisance_count for s in specs] == [(1, 3)] * PARAMS["n_slides"]
+    plain = cohort_specs(PARAMS, seed=7)
+    assert all(s.nuisance_count is None for s in plain)
+    assert [replace(s, nuisance_count=None) for s in specs] == plain  # nothing else changes
+
+
+@pytest.mark.parametrize("count", [3, [1, 2, 3], "1-3"])
+def test_cohort_specs_reject_a_malformed_nuisance_count(count):
+    with pytest.raises(ValueError, match="nuisance_count"):
+        cohort_specs({**PARAMS, "nuisance_count": count}, seed=0)
+
+
+def test_cohort_specs_reject_nuisance_count_with_shared_nuisances():
+    with pytest.raises(ValueError, match="nuisance_count="):
+        cohort_specs({**PARAMS, "nuisance": "shared", "nuisance_count": [0, 2]}, seed=0)
+
+
+def test_truth_spec_names_nuisance_count_only_when_set(tmp_path):
+    def stored_spec(spec: SlideSpec) -> dict:
+        _, truth = render_slide(spec)
+        write_truth(tmp_path / f"{spec.name}.h5", truth, spec)
+        with h5py.File(tmp_path / f"{spec.name}.h5", "r") as handle:
+            return json.loads(handle.attrs["spec"])
+
+    old = stored_spec(SlideSpec("old", 256, 256, seed=1))
+    assert set(old) == {f.name for f in fields(SlideSpec)} - {"nuisance_count"}
+    new = stored_spec(SlideSpec("new", 256, 256, seed=1, nuisance_count=(1, 2)))
+    assert new["nuisance_count"] == [1, 2]
+    assert {k: v for k, v in new.items() if k not in ("name", "nuisance_count")} == {
+        k: v for k, v in old.items() if k != "name"
+    }

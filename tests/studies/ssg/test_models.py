@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from reprolab.studies.ssg.models import METHODS, build_model, masked_softmax
+from reprolab.models.abmil import masked_softmax
+from reprolab.studies.ssg.models import METHODS, build_model
 from tests.studies.ssg.specs import MODEL
 
 

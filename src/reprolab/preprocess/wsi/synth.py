@@ -15,7 +15,9 @@ block by block at level 0 (textures in `synth_textures`) and written by `slide_w
 - `nuisance="shared"`: every slide has every nuisance (codes 2-6) with the same colours.
   `nuisance="hetero"`: each slide draws which of them appear (each with probability 1/2, at
   least two) and shifts their H, E and R concentrations by up to ±25 % (not the mimic's, which
-  stays close to the lesion). The mimic appears
+  stays close to the lesion). With `nuisance_count` = [lo, hi] (hetero only), the number of
+  nuisances is drawn uniformly in lo..hi instead, so slides range from one or two tissue types
+  to seven (normal, lo..hi nuisances, the mimic). The mimic appears
   in every slide when `mimic` is true, never otherwise. All slides get a small global stain jitter.
 - Faint tissue: `faint_fraction` of the tissue (never the lesion) is stained at `FAINT_STAIN`
   of the normal concentrations. On a 16x thumbnail with a 7-px median blur its HSV saturation
@@ -41,6 +43,8 @@ Cohort parameters (`cohort_specs(params, seed)`; every key is required):
 - `lesion_fraction` ([min, max], 0 < min <= max < 1): a positive slide's lesion share of its
   tissue area, drawn log-uniformly.
 - `nuisance` ("hetero" or "shared"), `mimic` (bool), `faint_fraction` (0 <= f <= 1).
+- Optional: `nuisance_count` ([lo, hi], 0 <= lo <= hi <= 5; hetero only). Unset, it is left out
+  of the truth file's spec, so cohorts written before it existed keep their bytes.
 
 Every random choice of a slide comes from its `seed`, so a spec gives byte-identical files.
 Rendering runs over `BLOCK`-px blocks, so memory is the image plus a few blocks (about 1.6 GB
@@ -128,6 +132,7 @@ class SlideSpec:
     mimic: bool = False
     faint_fraction: float = 0.15
     seed: int = 0
+    nuisance_count: tuple[int, int] | None = None
 
     def __post_init__(self) -> None:
         def bad(field: str, expected: str) -> ValueError:
@@ -160,6 +165,17 @@ class SlideSpec:
             raise bad("faint_fraction", "a number in [0, 1]")
         if not isinstance(self.seed, int) or isinstance(self.seed, bool) or self.seed < 0:
             raise bad("seed", "an int >= 0")
+        if self.nuisance_count is not None and not (
+            self.nuisance == "hetero"
+            and isinstance(self.nuisance_count, tuple)
+            and len(self.nuisance_count) == 2
+            and all(isinstance(v, int) and not isinstance(v, bool) for v in self.nuisance_count)
+            and 0 <= self.nuisance_count[0] <= self.nuisance_count[1] <= len(NUISANCES)
+        ):
+            raise bad(
+                "nuisance_count",
+                f"(lo, hi) ints with 0 <= lo <= hi <= {len(NUISANCES)}, with nuisance='hetero'",
+            )
 
 
 @dataclass(frozen=True, eq=False)
@@ -346,6 +362,10 @@ def _nuisances_present(spec: SlideSpec, rng: np.random.Generator) -> tuple[str, 
     """The nuisance textures this slide shows (the mimic follows `spec.mimic`)."""
     if spec.nuisance == "shared":
         chosen = list(NUISANCES)
+    elif spec.nuisance_count is not None:
+        count = int(rng.integers(spec.nuisance_count[0], spec.nuisance_count[1] + 1))
+        keep = set(rng.choice(len(NUISANCES), size=count, replace=False).tolist())
+        chosen = [name for index, name in enumerate(NUISANCES) if index in keep]
     else:
         draws = rng.random(len(NUISANCES)) < 0.5
         while draws.sum() < 2:
@@ -614,10 +634,15 @@ def write_truth(path: str | Path, truth: SlideTruth, spec: SlideSpec) -> None:
         "height": truth.height,
         "texture_names": json.dumps(list(truth.texture_names)),
         "nuisances": json.dumps(list(truth.nuisances)),
-        "spec": json.dumps(canonical(asdict(spec)), sort_keys=True),
+        "spec": json.dumps(canonical(_set_fields(spec)), sort_keys=True),
     }
     arrays = {"labels": truth.labels, "faint": truth.faint.astype(np.uint8)}
     write_h5(path, arrays, attrs)
+
+
+def _set_fields(spec: SlideSpec) -> dict[str, Any]:
+    """The spec as a dict without its unset optional fields (`nuisance_count=None`)."""
+    return {key: value for key, value in asdict(spec).items() if value is not None}
 
 
 def read_truth(path: str | Path) -> SlideTruth:
@@ -733,11 +758,12 @@ COHORT_KEYS = (
     "mimic",
     "faint_fraction",
 )
+OPTIONAL_COHORT_KEYS = ("nuisance_count",)
 
 
 def cohort_specs(params: Mapping[str, Any], seed: int) -> list[SlideSpec]:
     """The slide specs of a cohort described by `params` (keys in the module docstring)."""
-    unknown = sorted(set(params) - set(COHORT_KEYS))
+    unknown = sorted(set(params) - set(COHORT_KEYS) - set(OPTIONAL_COHORT_KEYS))
     missing = [key for key in COHORT_KEYS if key not in params]
     if unknown or missing:
         raise ValueError(f"cohort params: unknown keys {unknown}, missing keys {missing}")
@@ -763,6 +789,9 @@ def cohort_specs(params: Mapping[str, Any], seed: int) -> list[SlideSpec]:
     labels = np.zeros(n, dtype=int)
     labels[rng.permutation(n)[: round(n * positive)]] = 1
     fractions = np.exp(rng.uniform(math.log(bounds[0]), math.log(bounds[1]), size=n))
+    count = params.get("nuisance_count")
+    if count is not None and (not isinstance(count, list | tuple) or len(count) != 2):
+        raise ValueError(f"cohort params: nuisance_count={count!r}, expected [lo, hi]")
     specs = []
     for index in range(n):
         name = f"slide_{index:03d}"
@@ -779,6 +808,7 @@ def cohort_specs(params: Mapping[str, Any], seed: int) -> list[SlideSpec]:
                 mimic=params["mimic"],
                 faint_fraction=float(params["faint_fraction"]),
                 seed=derive_seed(seed, "slide", name),
+                nuisance_count=None if count is None else (int(count[0]), int(count[1])),
             )
         )
     return specs

@@ -6,8 +6,8 @@ returns a `MILOutput`: the bag logit, the instance score used for localisation, 
 
 * ``mean_pool`` / ``max_pool``: a linear instance head s_i = w·h_i + c; the bag logit is the
   mean (exactly the head on the mean embedding) or the max of s_i; the instance score is s_i.
-* ``abmil``: gated attention (Ilse et al. 2018), α = softmax_i(wᵀ(tanh(V h_i) ⊙ σ(U h_i))),
-  logit from Σ α_i h_i; instance score α.
+* ``abmil``: gated attention (Ilse et al. 2018, `reprolab.models.abmil`, shared with nicer),
+  α = softmax_i(wᵀ(tanh(V h_i) ⊙ σ(U h_i))), logit from Σ α_i h_i; instance score α.
 * ``clam_sb``: ABMIL plus CLAM-SB's instance-level clustering loss (Lu et al. 2021): an
   instance classifier learns top-k attended instances of a positive bag as evidence and its
   bottom-k as background, and the top-k of a negative bag as background (k = ⌈k_fraction·n⌉;
@@ -25,38 +25,12 @@ returns a `MILOutput`: the bag logit, the instance score used for localisation, 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-
-@dataclass
-class MILOutput:
-    """Bag logits (B,), instance scores (B, n), attention (B, n) or None, embeddings (B, n, e)."""
-
-    logit: torch.Tensor
-    score: torch.Tensor
-    attention: torch.Tensor | None
-    h: torch.Tensor
-
-
-def masked_softmax(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """Softmax over the valid instances of each bag; padded entries get exactly 0."""
-    return torch.softmax(logits.masked_fill(~mask, -math.inf), dim=-1)
-
-
-class Encoder(nn.Module):
-    """Instance embedding shared by every network: Linear → ReLU (→ dropout)."""
-
-    def __init__(self, dim: int, hidden: int, dropout: float) -> None:
-        super().__init__()
-        self.net = nn.Sequential(nn.Linear(dim, hidden), nn.ReLU(), nn.Dropout(dropout))
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """(B, n, d) → (B, n, hidden)."""
-        return self.net(x)
+from reprolab.models.abmil import Encoder, GatedABMIL, MILOutput
 
 
 class PoolMIL(nn.Module):
@@ -77,26 +51,6 @@ class PoolMIL(nn.Module):
         else:
             logit = s.masked_fill(~mask, -math.inf).amax(-1)
         return MILOutput(logit, s, None, h)
-
-
-class GatedABMIL(nn.Module):
-    """Gated attention MIL; the base of CLAM-SB-lite and of every grounding method."""
-
-    def __init__(self, dim: int, hidden: int, attention_dim: int, dropout: float) -> None:
-        super().__init__()
-        self.encoder = Encoder(dim, hidden, dropout)
-        self.v = nn.Linear(hidden, attention_dim)
-        self.u = nn.Linear(hidden, attention_dim)
-        self.w = nn.Linear(attention_dim, 1)
-        self.head = nn.Linear(hidden, 1)
-
-    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> MILOutput:
-        """α over the full bag, logit from Σ α_i h_i."""
-        h = self.encoder(x)
-        a = self.w(torch.tanh(self.v(h)) * torch.sigmoid(self.u(h))).squeeze(-1)
-        alpha = masked_softmax(a, mask)
-        logit = self.head((alpha.unsqueeze(-1) * h).sum(1)).squeeze(-1)
-        return MILOutput(logit, alpha, alpha, h)
 
 
 class CLAMSB(GatedABMIL):

@@ -59,12 +59,24 @@ def slide_bag(
     return bag.features, (lesion >= lesion_threshold).astype(np.int64)
 
 
-def stratified_split(labels: np.ndarray, test_fraction: float, seed: int) -> np.ndarray:
-    """Boolean test mask: `test_fraction` of each class (at least one per class) held out."""
-    rng = np.random.default_rng(derive_seed(seed, "ssg", "wsi_split"))
+def stratified_split(
+    labels: np.ndarray,
+    test_fraction: float,
+    seed: int,
+    salt: tuple[str, ...] = ("ssg", "wsi_split"),
+) -> np.ndarray:
+    """Boolean test mask: `test_fraction` of each class (at least one per class) held out,
+    drawn from `seed` and `salt` (each study its own); a class with fewer than two slides
+    cannot be split and is an error."""
+    rng = np.random.default_rng(derive_seed(seed, *salt))
     test = np.zeros(len(labels), dtype=bool)
     for value in (0, 1):
         members = np.flatnonzero(labels == value)
+        if len(members) < 2:
+            raise ValueError(
+                f"label {value} has {len(members)} slide(s); a train/test split needs at "
+                "least two of each label"
+            )
         count = min(len(members) - 1, max(1, round(test_fraction * len(members))))
         test[rng.permutation(members)[:count]] = True
     return test
