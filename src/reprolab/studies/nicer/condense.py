@@ -246,7 +246,7 @@ def refine(
     own gradient, so a slide follows the trajectory it would follow alone."""
     x, x_mask = _padded(list(xs))
     c, c_mask = _padded(list(cs))
-    w, _ = _padded([t.clamp_min(1e-6) for t in ws])
+    w, _ = _padded(list(ws))
     counts = x_mask.sum(1).float()
     pair = (x_mask[:, :, None] & x_mask[:, None, :]).float()
     self_term = (kernel(x, x) * pair).sum((1, 2)) / counts**2

@@ -41,7 +41,7 @@ from reprolab.studies.nicer.condense import (
 )
 from reprolab.studies.nicer.data import Cohort, load_cohort, stratified_split
 from reprolab.studies.nicer.rows import FULL, ROWS
-from reprolab.studies.nicer.train import train_classifier
+from reprolab.studies.nicer.train import WeightedSet, train_classifier
 
 log = logging.getLogger(__name__)
 
@@ -103,6 +103,11 @@ def condense_all(
     generator = torch.Generator().manual_seed(derive_seed(seed, "nicer", "condense", start, budget))
     log.info("condensing %d slides with %s at B=%d", len(cohort.features), row, budget)
     return condense_slides(row, cohort.features, budget, lam, kernel, settings, generator)
+
+
+def full_bags(cohort: Cohort) -> list[WeightedSet]:
+    """Every slide as all its tiles with uniform weights: the `full` row's sets."""
+    return [(x, np.full(len(x), 1.0 / len(x), np.float32)) for x in cohort.features]
 
 
 def row_settings(params: Mapping[str, Any], values: Mapping[str, Any]) -> dict[str, Any]:
@@ -183,7 +188,7 @@ def run_seed(
     arrays: dict[str, np.ndarray] = {}
     plan = [(row, budget) for row in params["rows"] for budget in row_budgets(params, row)]
     if FULL in params["rows"]:
-        sets = [(x, np.full(len(x), 1.0 / len(x), np.float32)) for x in cohort.features]
+        sets = full_bags(cohort)
         lr = float(tuned[FULL]["lr"])
         rows[FULL]["full"] = evaluate_row(cohort, sets, test, lr, params, seed)
     for row, budget in progress(plan, f"nicer seed {seed}: condense and classify"):

@@ -21,7 +21,7 @@ from reprolab.core.determinism import derive_seed, seed_everything
 from reprolab.core.tuning import tune, write_tuning
 from reprolab.studies.nicer.condense import Kernel, median_sigma2
 from reprolab.studies.nicer.data import load_cohort, stratified_split
-from reprolab.studies.nicer.jobs import condense_all, lambdas, row_settings
+from reprolab.studies.nicer.jobs import condense_all, full_bags, lambdas, row_settings
 from reprolab.studies.nicer.rows import FULL
 from reprolab.studies.nicer.train import train_classifier
 
@@ -60,7 +60,7 @@ def tune_row(
         train_ids = np.flatnonzero(~stratified_split(cohort.labels, params["test_fraction"], seed))
         held = stratified_split(cohort.labels[train_ids], fraction, derive_seed(seed, "validation"))
         if row == FULL:
-            sets = [(x, np.full(len(x), 1.0 / len(x), np.float32)) for x in cohort.features]
+            sets = full_bags(cohort)
         else:
             sets = condensed(values, seed)
         fit, score = train_ids[~held], train_ids[held]
