@@ -1,10 +1,12 @@
 """The study contract, checked over every known study: results interface, rules (a tune rule
 whose records every run job reads), schema, notebook, design notes, resources at paper scale,
-tuning winners off their grids' edges, and a summary that never loads torch."""
+tuning winners off their grids' edges, a summary that never loads torch and rule files whose
+imports load nothing heavy."""
 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -18,6 +20,15 @@ from tests.workflow.rules_api import paper_scale_rules
 
 TAIL = ("summarize", "provenance", "report")
 HEAVY = ("torch", "transformers")
+PARSE_HEAVY = (*HEAVY, "scipy")
+"""Packages the workflow's own imports may not load: each costs about a second or more."""
+RULE_IMPORT = re.compile(
+    r"^[ \t]*(from[ \t]+(reprolab[\w.]*)[ \t]+import[ \t]+(?:\([^)]*\)|.*)"
+    r"|import[ \t]+(reprolab[\w.]*).*)$",
+    re.MULTILINE,
+)
+"""A `from reprolab… import …` (names in parentheses too) or `import reprolab…` statement:
+(statement, module of a from-import, module of a plain import)."""
 
 
 @pytest.mark.parametrize("study", known_studies())
@@ -114,3 +125,30 @@ def test_summaries_and_reports_never_import_torch():
         [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == "[]", result.stdout
+
+
+def test_rule_files_import_nothing_heavy():
+    """Snakemake runs the imports of the Snakefile and of every rule file whenever it parses the
+    workflow: at every start (a dry run too) and, on a SLURM cluster, twice per job. Those
+    imports must not load torch, transformers or scipy, which would add seconds to each; what a
+    rule file needs from a study lives in a light module (`workflow_io`). The statements run one
+    by one in a fresh interpreter, so the failure names the first module that loads one."""
+    statements: dict[str, str] = {}
+    for path in [ROOT / "Snakefile", *sorted((ROOT / "workflow/rules").glob("*.smk"))]:
+        for match in RULE_IMPORT.finditer(path.read_text()):
+            statements[" ".join(match[1].split())] = match[2] or match[3]
+    assert any(m.startswith("reprolab.studies.") for m in statements.values()), statements
+    probe = "\n".join(
+        [
+            "import sys",
+            f"for statement, module in {list(statements.items())!r}:",
+            "    exec(statement)",
+            f"    heavy = sorted({{m.split('.')[0] for m in sys.modules}} & {set(PARSE_HEAVY)!r})",
+            "    if heavy:",
+            "        print(f'{module} loads {heavy}')",
+            "        break",
+        ]
+    )
+    result = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert not result.stdout.strip(), result.stdout

@@ -4,7 +4,7 @@
 # that condenses every slide with every row at every budget and trains the classifier on each;
 # the shared tail (tail.smk) writes the table, claims, provenance and report.
 from reprolab.core.tuning import grid_points
-from reprolab.studies.nicer.jobs import check_params as nicer_check_params
+from reprolab.studies.nicer.workflow_io import check_params as nicer_check_params
 from reprolab.studies.nicer.workflow_io import cohort_paths as nicer_cohort_paths
 
 NICER = section("nicer")

@@ -2,9 +2,9 @@
 # tuning job (its grid on the tuning seeds; `snakemake pem_tune` runs them all), per (noise
 # level, seed) one job that runs every method on every source setting with the selected
 # values; the shared tail (tail.smk) writes the table, claims, provenance and report.
-from reprolab.studies.pem.jobs import TUNE_DEPENDS as PEM_TUNE_DEPENDS
-from reprolab.studies.pem.jobs import check_params as pem_check_params
-from reprolab.studies.pem.results import snr_key as pem_snr_key
+from reprolab.studies.pem.workflow_io import TUNE_DEPENDS as PEM_TUNE_DEPENDS
+from reprolab.studies.pem.workflow_io import check_params as pem_check_params
+from reprolab.studies.pem.workflow_io import snr_key as pem_snr_key
 
 PEM = section("pem")
 pem_check_params(PEM)

@@ -5,15 +5,13 @@
 # the tile features of data/wsi/<cohort>/features); the shared tail (tail.smk) writes the table,
 # claims, tuning summary, provenance and report.
 from reprolab.core.tuning import grid_points
-from reprolab.studies.ssg.results import datasets as ssg_datasets
-from reprolab.studies.ssg.results import run_plan as ssg_run_plan
 from reprolab.studies.ssg.tune import check_params as ssg_check_params
 from reprolab.studies.ssg import workflow_io as ssg_io
 
 SSG = section("ssg")
 ssg_check_params(SSG)
-SSG_DATASETS = ssg_datasets(SSG)
-SSG_PLAN = ssg_run_plan(SSG)
+SSG_DATASETS = ssg_io.datasets(SSG)
+SSG_PLAN = ssg_io.run_plan(SSG)
 SSG_RUNS_ROOT = "results/ssg/runs"
 SSG_WSI_ROOTS = ("data/wsi", "data/raw/wsi")
 SSG_RUNS = [

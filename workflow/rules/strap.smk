@@ -6,8 +6,8 @@
 # places the adapters and trains every row and the b-sweep on both tasks; the shared tail
 # (tail.smk) writes the table, claims, provenance and report.
 from reprolab.core.tuning import grid_points
-from reprolab.studies.strap.jobs import check_params as strap_check_params
-from reprolab.studies.strap.jobs import tuned_rows as strap_tuned_rows
+from reprolab.studies.strap.workflow_io import check_params as strap_check_params
+from reprolab.studies.strap.workflow_io import tuned_rows as strap_tuned_rows
 from reprolab.studies.strap.workflow_io import task_files as strap_task_files
 
 STRAP = section("strap")

@@ -6,13 +6,15 @@
 # them, trained with the selected values; the shared tail (tail.smk) writes the table, claims,
 # tuning summary, provenance and report.
 from reprolab.core.tuning import grid_points
-from reprolab.studies.visual_queries.jobs import check_params as vq_check_params
-from reprolab.studies.visual_queries.jobs import tuning_records as vq_tuning_records
-from reprolab.studies.visual_queries.real_jobs import frames_dir as vq_real_frames
-from reprolab.studies.visual_queries.real_jobs import items_path as vq_real_items
-from reprolab.studies.visual_queries.real_jobs import real_datasets as vq_real_datasets
-from reprolab.studies.visual_queries.real_jobs import summary_path as vq_real_summary
-from reprolab.studies.visual_queries.tune import check_grids as vq_check_grids
+from reprolab.studies.visual_queries.workflow_io import (
+    check_grids as vq_check_grids,
+    check_params as vq_check_params,
+    frames_dir as vq_real_frames,
+    items_path as vq_real_items,
+    real_datasets as vq_real_datasets,
+    summary_path as vq_real_summary,
+    tuning_records as vq_tuning_records,
+)
 
 VQ = section("visual_queries")
 VQ_VIDEO = vq_check_params(VQ, section("video")["datasets"])

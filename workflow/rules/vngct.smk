@@ -6,9 +6,9 @@
 # tuning, of VNG-CT's tuning record). The shared tail (tail.smk) writes the table, claims,
 # provenance and report.
 from reprolab.core.tuning import grid_points
-from reprolab.studies.vngct.jobs import check_params as vngct_check_params
-from reprolab.studies.vngct.jobs import matched_run as vngct_matched_run
-from reprolab.studies.vngct.jobs import matched_tuning as vngct_matched_tuning
+from reprolab.studies.vngct.workflow_io import check_params as vngct_check_params
+from reprolab.studies.vngct.workflow_io import matched_run as vngct_matched_run
+from reprolab.studies.vngct.workflow_io import matched_tuning as vngct_matched_tuning
 
 VNGCT = section("vngct")
 VNGCT_INSTR = section("instr")

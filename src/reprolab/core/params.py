@@ -282,8 +282,8 @@ def check_config(
     global keys, of each listed study and of each preprocessing family, satisfy it again (so an
     override with an unknown key or an out-of-range value is named with its scale and the
     override that set it); and at every scale no seed is also a tuning seed. Cross-field
-    checks the schema cannot express stay in each study's `jobs.check_params`, which its rule
-    file calls.
+    checks the schema cannot express stay in each study's `check_params`, which its rule file
+    calls.
     """
     known = sorted(layout.known_studies() if known_studies is None else known_studies)
     studies = config.get("studies")

@@ -6,6 +6,7 @@ import yaml
 
 from reprolab.cli import main
 from reprolab.preprocess.instr.synthcit import SynthCITSpec, build_synthcit
+from reprolab.preprocess.instr.visarith import VisArithSpec, build_visarith
 from tests.preprocess.instr.conftest import SMALL_SPEC, record, write_lines
 from tests.preprocess.instr.test_check import broken_file
 
@@ -21,6 +22,25 @@ def test_build_writes_what_the_library_writes(tmp_path, capsys):
     build_synthcit(SynthCITSpec.from_params(SMALL_SPEC), tmp_path / "lib")
     for name in ("stream.yaml", "synthcit.h5", "align.jsonl", "mixed/test.jsonl"):
         assert (tmp_path / "cli" / name).read_bytes() == (tmp_path / "lib" / name).read_bytes()
+
+
+def test_build_writes_a_visarith_stream_when_the_spec_names_it(tmp_path, capsys):
+    values = {
+        "seed": 0,
+        "noise": 10.0,
+        "stroke_gain": [0.7, 1.0],
+        "tasks": [{"name": "sft", "train": 4, "test": 2}, {"name": "rl", "train": 3, "test": 2}],
+    }
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(yaml.safe_dump({"generator": "visarith", **values}))
+    assert main(["streams", "build", "--spec", str(spec), "--out", str(tmp_path / "cli")]) == 0
+    assert "2 tasks, 11 records" in capsys.readouterr().out
+    build_visarith(VisArithSpec.from_params(values), tmp_path / "lib")
+    for name in ("stream.yaml", "visarith.h5", "sft/train.jsonl", "rl/test.jsonl"):
+        assert (tmp_path / "cli" / name).read_bytes() == (tmp_path / "lib" / name).read_bytes()
+    spec.write_text(yaml.safe_dump({"generator": "mnist", **values}))
+    assert main(["streams", "build", "--spec", str(spec), "--out", str(tmp_path / "o")]) == 2
+    assert "key 'generator'" in capsys.readouterr().err
 
 
 def test_build_rejects_a_bad_spec(tmp_path, capsys):

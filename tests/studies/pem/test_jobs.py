@@ -11,9 +11,9 @@ from reprolab.core.params import SCALES, ParamsError, check_section, load_schema
 from reprolab.core.summary import summarize_study
 from reprolab.core.tuning import read_tuning
 from reprolab.studies.pem.domains import PROJECTIONS
-from reprolab.studies.pem.jobs import BUDGET_KEYS, CONFIGS, check_params, config_fields, run_job
-from reprolab.studies.pem.results import snr_key
+from reprolab.studies.pem.jobs import BUDGET_KEYS, run_job
 from reprolab.studies.pem.tune import tune_method
+from reprolab.studies.pem.workflow_io import CONFIGS, check_params, config_fields, snr_key
 
 from .conftest import section
 

@@ -8,7 +8,8 @@ import numpy as np
 from reprolab.core.io import read_json, write_json
 from reprolab.core.schemas import validate_claims
 from reprolab.core.summary import summarize_study
-from reprolab.studies.pem.results import claim_checks, load_runs, snr_key
+from reprolab.studies.pem.results import claim_checks, load_runs
+from reprolab.studies.pem.workflow_io import snr_key
 
 METHODS = ["pem", "detmax", "corinfomax", "nsm", "fastica"]
 PARAMS = {

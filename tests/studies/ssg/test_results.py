@@ -10,7 +10,8 @@ import pytest
 from reprolab.core.io import read_json, write_h5, write_json
 from reprolab.core.schemas import validate_claims
 from reprolab.core.summary import summarize_study
-from reprolab.studies.ssg.results import datasets, load_runs, run_plan
+from reprolab.studies.ssg.results import load_runs
+from reprolab.studies.ssg.workflow_io import datasets, run_plan
 
 METHODS = ["abmil", "max_pool", "ssg_uot"]
 SEEDS = [0, 1, 2]

@@ -8,7 +8,6 @@ import torch
 from torch import nn
 
 from reprolab.studies.strap.adapters import (
-    ROWS,
     TEMPORAL_KERNEL,
     SpatialAdapter,
     TemporalAdapter,
@@ -18,6 +17,7 @@ from reprolab.studies.strap.adapters import (
     spatial_parameters,
     temporal_parameters,
 )
+from reprolab.studies.strap.workflow_io import ROWS
 
 from .conftest import BOTTLENECK, WIDTH
 

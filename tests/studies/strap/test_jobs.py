@@ -13,8 +13,6 @@ from reprolab.studies.strap.adapters import placement
 from reprolab.studies.strap.backbone import blocks
 from reprolab.studies.strap.data import ClipSet
 from reprolab.studies.strap.jobs import (
-    TUNED,
-    check_params,
     learning_rate,
     measure_sensitivity,
     random_copy,
@@ -22,8 +20,8 @@ from reprolab.studies.strap.jobs import (
     run_task,
     sensitivity_clips,
     settings,
-    tuned_rows,
 )
+from reprolab.studies.strap.workflow_io import TUNED, check_params, tuned_rows
 from tests.conftest import study_section
 
 from .conftest import BOTTLENECK, PARAMS, TOKENS, WIDTH, params, random_uint8_clips

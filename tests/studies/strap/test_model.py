@@ -7,7 +7,6 @@ import pytest
 import torch
 
 from reprolab.studies.strap.adapters import (
-    ROWS,
     SpatialAdapter,
     TemporalAdapter,
     placement,
@@ -16,6 +15,7 @@ from reprolab.studies.strap.adapters import (
 from reprolab.studies.strap.backbone import blocks
 from reprolab.studies.strap.model import AdaptedVideoModel
 from reprolab.studies.strap.sensitivity import block_tokens
+from reprolab.studies.strap.workflow_io import ROWS
 
 from .conftest import BOTTLENECK, TOKENS, WIDTH, random_clips, tiny_vit
 

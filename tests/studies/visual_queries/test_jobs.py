@@ -13,7 +13,8 @@ from reprolab.core.params import ParamsError, check_section
 from reprolab.models.tiny_vlm import build_tiny_llava, build_tokenizer, save_tiny_vlm
 from reprolab.preprocess.video.synth import CELL_NAMES, COLOUR_NAMES, SHAPES
 from reprolab.studies.visual_queries.item_files import read_items
-from reprolab.studies.visual_queries.jobs import check_params, make_items, run_method
+from reprolab.studies.visual_queries.jobs import make_items, run_method
+from reprolab.studies.visual_queries.workflow_io import check_params
 from tests.conftest import study_section
 
 from .conftest import PARAMS, SELECTED

@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from reprolab.studies.visual_queries import real_jobs
+from reprolab.studies.visual_queries import real_jobs, workflow_io
 from reprolab.studies.visual_queries.item_files import read_items
 from reprolab.studies.visual_queries.items import FAMILIES, MODES
 from reprolab.studies.visual_queries.real_views import RealView, clevrer_text, parse_text
@@ -53,13 +53,13 @@ def paper_dir(tmp_path_factory):
     for index in range(12):
         write_mp4_video(videos / f"video_{10000 + index:05d}.mp4", 32)
         write_json(annotations / f"x/annotation_{10000 + index:05d}.json", _random_scene(index))
-    decode(videos, root / real_jobs.frames_dir("clevrer"), 8, ".mp4")
+    decode(videos, root / workflow_io.frames_dir("clevrer"), 8, ".mp4")
     ssv2 = root / "raw/ssv2/videos"
     ssv2.mkdir(parents=True)
     entries = ssv2_entries(16, LABELS)
     for entry in entries:
         write_webm(ssv2 / f"{entry['id']}.webm", 24)
-    decode(ssv2, root / real_jobs.frames_dir("ssv2"), 8, ".webm")
+    decode(ssv2, root / workflow_io.frames_dir("ssv2"), 8, ".webm")
     params = {
         "n_test": 6,
         "items": {"vfp_context": 3, "vfp_horizon": 3},
@@ -73,10 +73,10 @@ def paper_dir(tmp_path_factory):
             },
         },
     }
-    for dataset in real_jobs.DATASETS:
-        out = root / real_jobs.items_path(dataset, 0)
+    for dataset in workflow_io.DATASETS:
+        out = root / workflow_io.items_path(dataset, 0)
         real_jobs.make_real_items(
-            dataset, root / real_jobs.frames_dir(dataset), 0, params, out.parent
+            dataset, root / workflow_io.frames_dir(dataset), 0, params, out.parent
         )
     return root, params
 
@@ -99,12 +99,12 @@ def test_every_method_writes_every_real_cell_nan_where_it_cannot(paper_dir):
     results = {}
     for method in [*real_jobs.APPLICABLE, *real_jobs.NOT_APPLICABLE]:
         results[method] = real_jobs.answer_real_datasets(method, 0, params, lambda: fake, root)
-    keys = {f"{d}_{f}_acc_{m}" for d in real_jobs.DATASETS for f in FAMILIES for m in MODES}
+    keys = {f"{d}_{f}_acc_{m}" for d in workflow_io.DATASETS for f in FAMILIES for m in MODES}
     for method, (metrics, rows) in results.items():
         assert keys <= metrics.keys(), method
         if method in real_jobs.NOT_APPLICABLE:
             assert all(math.isnan(metrics[k]) for k in keys) and not rows
-            assert set(metrics["not_applicable"]) == set(real_jobs.DATASETS)
+            assert set(metrics["not_applicable"]) == set(workflow_io.DATASETS)
         assert all(math.isnan(metrics[f"ssv2_{f}_acc_{m}"]) for f in ("tfr", "cmd") for m in MODES)
         assert math.isnan(metrics["ssv2_vfp_acc_visual"])
     oracle = results["oracle"][0]
@@ -118,7 +118,7 @@ def test_every_method_writes_every_real_cell_nan_where_it_cannot(paper_dir):
     hf = results["hf_vlm"][0]
     assert not math.isnan(hf["clevrer_cmd_acc_visual"]) and fake.frames
     assert all(shape[1:] == (16, 16, 3) for shape in fake.frames)
-    test = read_items(root / real_jobs.items_path("clevrer", 0))["test"]
+    test = read_items(root / workflow_io.items_path("clevrer", 0))["test"]
     assert {r["item"] for r in results["hf_vlm"][1]} >= {f"clevrer/{i.id}" for i in test}
 
 

@@ -16,14 +16,9 @@ from reprolab.studies.visual_queries import tune
 from reprolab.studies.visual_queries.dataset import split
 from reprolab.studies.visual_queries.item_files import read_items
 from reprolab.studies.visual_queries.items import FAMILIES, MODES
-from reprolab.studies.visual_queries.jobs import (
-    fit_and_answer,
-    make_items,
-    run_method,
-    tuning_records,
-    with_values,
-)
+from reprolab.studies.visual_queries.jobs import fit_and_answer, make_items, run_method, with_values
 from reprolab.studies.visual_queries.views import Renders
+from reprolab.studies.visual_queries.workflow_io import check_grids, tuning_records
 from tests.conftest import study_section
 
 from .conftest import PARAMS
@@ -171,14 +166,14 @@ def test_tuning_records_name_the_trained_models():
 
 def test_grids_of_unequal_size_or_missing_are_rejected_naming_the_key():
     params = copy.deepcopy(study_section("visual_queries", "smoke"))
-    tune.check_grids(params)
+    check_grids(params)
     assert len({len(g["lr"]) for g in params["tune"]["grid"].values()}) == 1  # equal sizes
     params["tune"]["grid"]["blind"]["lr"] = [0.001, 0.003]
     with pytest.raises(ValueError, match=r"visual_queries.tune.grid: every method .*'blind': 2"):
-        tune.check_grids(params)
+        check_grids(params)
     del params["tune"]["grid"]["caption_reason"]
     with pytest.raises(ValueError, match=r"visual_queries.tune.grid: no grid .*caption_reason"):
-        tune.check_grids(params)
+        check_grids(params)
 
 
 @pytest.mark.parametrize("group", ["blind_visual", "captioner", "tinyvlm"])

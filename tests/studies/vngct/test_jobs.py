@@ -11,11 +11,8 @@ from reprolab.core.io import read_json
 from reprolab.core.params import ParamsError, check_section, load_schema
 from reprolab.models.lora import LoRA
 from reprolab.studies.vngct.continual import Training
-from reprolab.studies.vngct.jobs import (
-    check_params,
-    load_model,
-    run_method,
-)
+from reprolab.studies.vngct.jobs import load_model, run_method
+from reprolab.studies.vngct.workflow_io import check_params
 from tests.conftest import study_section
 from tests.studies.vngct.specs import PARAMS, untuned
 

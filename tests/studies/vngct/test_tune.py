@@ -11,8 +11,9 @@ import torch
 from reprolab.core.io import read_json
 from reprolab.core.tuning import read_tuning, write_tuning
 from reprolab.studies.vngct import continual
-from reprolab.studies.vngct.jobs import check_params, run_method
+from reprolab.studies.vngct.jobs import run_method
 from reprolab.studies.vngct.tune import applied_training, split_rows, tune_method, tuned_training
+from reprolab.studies.vngct.workflow_io import check_params
 from tests.conftest import study_section
 from tests.studies.vngct.specs import PARAMS, untuned
 

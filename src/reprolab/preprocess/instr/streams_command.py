@@ -1,7 +1,8 @@
 """`reprolab streams build` and `reprolab streams check`: the stream tools outside the workflow.
 
-`build --spec SPEC.yaml --out DIR` writes the SynthCIT stream of a spec file (the mapping that
-`synthcit.SynthCITSpec.from_params` reads); a bad spec exits 2 with the key that is wrong.
+`build --spec SPEC.yaml --out DIR` writes the synthetic stream of a spec file: its key
+`generator` names SynthCIT (the default) or VisArith, its other keys are that generator's spec
+(`synthetic.read_synthetic`); a bad spec exits 2 with the key that is wrong.
 `check FILE [--image-root DIR] [--allow-outside-paths]` checks a record file (JSONL or a JSON
 array) or, given a `stream.yaml`, every record file it names (`--image-root` then overrides the
 manifest's roots). A stream's files and images must lie within its folder (or the given
@@ -19,7 +20,7 @@ from reprolab.core.arguments import ArgumentError, input_file
 from reprolab.core.params import load_yaml
 from reprolab.preprocess.instr.check import StreamFormatError, scan_file
 from reprolab.preprocess.instr.stream import record_files
-from reprolab.preprocess.instr.synthcit import SynthCITSpec, build_synthcit
+from reprolab.preprocess.instr.synthetic import read_synthetic
 
 MANIFEST_SUFFIXES = (".yaml", ".yml")
 
@@ -29,12 +30,13 @@ def cmd_build(args: argparse.Namespace) -> int:
     file, which the `reprolab` command reports with exit status 2)."""
     values = load_yaml(input_file("--spec", args.spec))
     try:
-        spec = SynthCITSpec.from_params(values)
+        generator, spec = read_synthetic(values)
     except ValueError as exc:
         raise ArgumentError(f"--spec {args.spec}: {exc}") from exc
-    manifest = build_synthcit(spec, args.out, show_progress=not args.quiet)
+    manifest = generator.build(spec, args.out, not args.quiet)
     records = sum(task.train + task.test for task in spec.tasks)
-    records += spec.align.n if spec.align else 0
+    align = getattr(spec, "align", None)
+    records += align.n if align else 0
     print(f"wrote {manifest}: {len(spec.tasks)} tasks, {records} records")
     return 0
 
@@ -82,11 +84,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register `reprolab streams build` and `reprolab streams check`."""
     build = subparsers.add_parser(
         "build",
-        help="write the synthetic SynthCIT stream of a spec file",
+        help="write a synthetic stream (SynthCIT or VisArith) of a spec file",
         description=__doc__.splitlines()[0],
     )
-    build.add_argument("--spec", required=True, help="yaml file holding the SynthCIT spec")
-    build.add_argument("--out", required=True, help="output folder (stream.yaml, synthcit.h5)")
+    build.add_argument(
+        "--spec", required=True, help="yaml file holding the spec (key `generator` picks one)"
+    )
+    build.add_argument("--out", required=True, help="output folder (stream.yaml and images)")
     build.add_argument("--quiet", action="store_true", help="no progress bar")
     build.set_defaults(func=cmd_build)
     check = subparsers.add_parser(

@@ -34,11 +34,12 @@ last, `stream.yaml`; every file is written atomically and a rebuild gives the sa
 from __future__ import annotations
 
 import json
+import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
@@ -83,6 +84,92 @@ ALIGN_KINDS = ("caption",)
 _NAME = re.compile(r"[A-Za-z0-9_-]+")
 
 
+class Named(Protocol):
+    """Anything with a name (a task of a generator's spec)."""
+
+    @property
+    def name(self) -> str: ...
+
+
+NamedT = TypeVar("NamedT", bound=Named)
+
+
+@dataclass(frozen=True)
+class SpecReader:
+    """Reads the values of a synthetic generator's spec (shared by every generator of the
+    family): each ParamsError it raises starts `<generator> spec: key '<key>':` and says what
+    was found and what was expected."""
+
+    generator: str
+
+    def error(self, key: str, message: str) -> ParamsError:
+        """The ParamsError for a bad value of `key`."""
+        return ParamsError(f"{self.generator} spec: key '{key}': {message}")
+
+    def keys(self, mapping: Any, required: set[str], optional: set[str], where: str) -> None:
+        """Refuse a non-mapping, an unknown key or a missing one (`where` prefixes the keys)."""
+        if not isinstance(mapping, Mapping):
+            raise self.error(where.rstrip(".") or "(top)", "not a mapping")
+        for key in mapping:
+            if key not in required | optional:
+                expected = ", ".join(sorted(required | optional))
+                raise self.error(f"{where}{key}", f"unknown (expected {expected})")
+        missing = sorted(required - set(mapping))
+        if missing:
+            raise self.error(f"{where}{missing[0]}", "missing")
+
+    def integer(self, value: Any, key: str, minimum: int) -> int:
+        """`value` if it is an integer (not a bool) >= `minimum`."""
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            raise self.error(key, f"{value!r}, expected an integer >= {minimum}")
+        return value
+
+    def number(self, value: Any, key: str, low: float, high: float | None) -> float:
+        """`value` as a float if it is a finite number in [low, high] (no upper bound: None)."""
+        ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+        if not ok or value < low or (high is not None and value > high):
+            bound = f"in [{low}, {high}]" if high is not None else f">= {low}"
+            raise self.error(key, f"{value!r}, expected a number {bound}")
+        return float(value)
+
+    def choice(self, value: Any, key: str, choices: Sequence[str]) -> str:
+        """`value` if it is one of `choices`."""
+        if value not in choices:
+            raise self.error(key, f"{value!r}, expected one of {', '.join(choices)}")
+        return value
+
+    def name(self, value: Any, key: str) -> str:
+        """`value` if it is a usable task name (a folder and an id prefix)."""
+        if not isinstance(value, str) or not _NAME.fullmatch(value):
+            raise self.error(key, f"{value!r}, expected letters, digits, '_' or '-'")
+        return value
+
+    def gain(self, value: Any, key: str) -> tuple[float, float]:
+        """A stroke gain range `[low, high]` with 0 < low <= high <= 1."""
+        if not (isinstance(value, list | tuple) and len(value) == 2):
+            raise self.error(key, f"expected [low, high], got {value}")
+        low = self.number(value[0], f"{key}[0]", 0.0, 1.0)
+        high = self.number(value[1], f"{key}[1]", low, 1.0)
+        if low <= 0:
+            raise self.error(f"{key}[0]", "must be > 0")
+        return low, high
+
+    def tasks(self, value: Any, key: str, read: Callable[[Any, str], NamedT]) -> tuple[NamedT, ...]:
+        """A non-empty list of tasks, each read by `read(task, where)`, with distinct names none
+        of which is the alignment's."""
+        if not isinstance(value, list) or not value:
+            raise self.error(key, "expected a non-empty list of tasks")
+        tasks = tuple(read(task, f"{key}[{i}]") for i, task in enumerate(value))
+        names = [task.name for task in tasks]
+        for i, name in enumerate(names):
+            if name in names[:i] or name == ALIGN_TASK:
+                raise self.error(f"{key}[{i}].name", f"'{name}' is taken")
+        return tasks
+
+
+_READ = SpecReader("synthcit")
+
+
 @dataclass(frozen=True)
 class TaskSpec:
     """One task of the stream: its name (folder and id prefix), kind and record counts."""
@@ -115,85 +202,32 @@ class SynthCITSpec:
     def from_params(cls, params: Mapping[str, Any]) -> SynthCITSpec:
         """Build from a params mapping; ParamsError naming the key for a missing, unknown or
         bad value (`align` may be absent or null)."""
-        _keys(params, {"seed", "noise", "stroke_gain", "tasks"}, {"align"}, "")
-        gain = params["stroke_gain"]
-        if not (isinstance(gain, list | tuple) and len(gain) == 2):
-            raise ParamsError(f"synthcit spec: key 'stroke_gain': expected [low, high], got {gain}")
-        low = _number(gain[0], "stroke_gain[0]", 0.0, 1.0)
-        high = _number(gain[1], "stroke_gain[1]", low, 1.0)
-        if low <= 0:
-            raise ParamsError("synthcit spec: key 'stroke_gain[0]': must be > 0")
-        tasks = params["tasks"]
-        if not isinstance(tasks, list) or not tasks:
-            raise ParamsError("synthcit spec: key 'tasks': expected a non-empty list of tasks")
-        task_specs = tuple(_task(task, f"tasks[{i}]") for i, task in enumerate(tasks))
-        names = [task.name for task in task_specs]
-        for i, name in enumerate(names):
-            if name in names[:i] or name == ALIGN_TASK:
-                raise ParamsError(f"synthcit spec: key 'tasks[{i}].name': '{name}' is taken")
+        _READ.keys(params, {"seed", "noise", "stroke_gain", "tasks"}, {"align"}, "")
+        stroke_gain = _READ.gain(params["stroke_gain"], "stroke_gain")
+        tasks = _READ.tasks(params["tasks"], "tasks", _task)
         align = params.get("align")
         if align is not None:
-            _keys(align, {"kind", "n"}, set(), "align.")
+            _READ.keys(align, {"kind", "n"}, set(), "align.")
             align = AlignSpec(
-                _choice(align["kind"], "align.kind", ALIGN_KINDS), _int(align["n"], "align.n", 1)
+                _READ.choice(align["kind"], "align.kind", ALIGN_KINDS),
+                _READ.integer(align["n"], "align.n", 1),
             )
         return cls(
-            seed=_int(params["seed"], "seed", 0),
-            noise=_number(params["noise"], "noise", 0.0, None),
-            stroke_gain=(low, high),
-            tasks=task_specs,
+            seed=_READ.integer(params["seed"], "seed", 0),
+            noise=_READ.number(params["noise"], "noise", 0.0, None),
+            stroke_gain=stroke_gain,
+            tasks=tasks,
             align=align,
         )
 
 
-def _keys(mapping: Any, required: set[str], optional: set[str], where: str) -> None:
-    if not isinstance(mapping, Mapping):
-        raise ParamsError(f"synthcit spec: key '{where.rstrip('.') or '(top)'}': not a mapping")
-    for key in mapping:
-        if key not in required | optional:
-            expected = ", ".join(sorted(required | optional))
-            raise ParamsError(f"synthcit spec: key '{where}{key}': unknown (expected {expected})")
-    missing = sorted(required - set(mapping))
-    if missing:
-        raise ParamsError(f"synthcit spec: key '{where}{missing[0]}': missing")
-
-
-def _int(value: Any, key: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ParamsError(
-            f"synthcit spec: key '{key}': {value!r}, expected an integer >= {minimum}"
-        )
-    return value
-
-
-def _number(value: Any, key: str, low: float, high: float | None) -> float:
-    ok = isinstance(value, int | float) and not isinstance(value, bool)
-    if not ok or value < low or (high is not None and value > high):
-        bound = f"in [{low}, {high}]" if high is not None else f">= {low}"
-        raise ParamsError(f"synthcit spec: key '{key}': {value!r}, expected a number {bound}")
-    return float(value)
-
-
-def _choice(value: Any, key: str, choices: Sequence[str]) -> str:
-    if value not in choices:
-        raise ParamsError(
-            f"synthcit spec: key '{key}': {value!r}, expected one of {', '.join(choices)}"
-        )
-    return value
-
-
 def _task(task: Any, where: str) -> TaskSpec:
-    _keys(task, {"name", "kind", "train", "test"}, set(), f"{where}.")
-    name = task["name"]
-    if not isinstance(name, str) or not _NAME.fullmatch(name):
-        raise ParamsError(
-            f"synthcit spec: key '{where}.name': {name!r}, expected letters, digits, '_' or '-'"
-        )
+    _READ.keys(task, {"name", "kind", "train", "test"}, set(), f"{where}.")
     return TaskSpec(
-        name=name,
-        kind=_choice(task["kind"], f"{where}.kind", TASK_KINDS),
-        train=_int(task["train"], f"{where}.train", 1),
-        test=_int(task["test"], f"{where}.test", 1),
+        name=_READ.name(task["name"], f"{where}.name"),
+        kind=_READ.choice(task["kind"], f"{where}.kind", TASK_KINDS),
+        train=_READ.integer(task["train"], f"{where}.train", 1),
+        test=_READ.integer(task["test"], f"{where}.test", 1),
     )
 
 
@@ -338,12 +372,17 @@ def digit_pools(count: int) -> dict[str, np.ndarray]:
 
 
 def render(
-    digit: np.ndarray, quadrant: int, gain: float, noise: float, rng: np.random.Generator
+    placements: Sequence[tuple[np.ndarray, int, float]], noise: float, rng: np.random.Generator
 ) -> np.ndarray:
-    """A uint8 16×16 canvas with the 8×8 `digit` (values 0-16) in `quadrant`, plus noise."""
+    """A uint8 16×16 canvas (background 0) holding, for each `(digit, quadrant, gain)` of
+    `placements`, the 8×8 `digit` (values 0-16) scaled to 0-255 by `gain` in `quadrant`
+    (0-3 in reading order), plus Gaussian noise of std `noise`, rounded and clipped."""
     canvas = np.zeros((CANVAS, CANVAS))
-    row, col = divmod(quadrant, 2)
-    canvas[row * CELL : (row + 1) * CELL, col * CELL : (col + 1) * CELL] = digit * (255 / 16) * gain
+    for digit, quadrant, gain in placements:
+        row, col = divmod(quadrant, 2)
+        canvas[row * CELL : (row + 1) * CELL, col * CELL : (col + 1) * CELL] = (
+            digit * (255 / 16) * gain
+        )
     canvas += rng.normal(0.0, noise, size=canvas.shape)
     return np.clip(np.rint(canvas), 0, 255).astype(np.uint8)
 
@@ -364,7 +403,7 @@ def _part(
     gains = rng.uniform(*spec.stroke_gain, size=n)
     canvases = np.stack(
         [
-            render(digits.images[s], item.quadrant, float(g), spec.noise, rng)
+            render([(digits.images[s], item.quadrant, float(g))], spec.noise, rng)
             for item, s, g in zip(items, sources, gains, strict=True)
         ]
     )
@@ -427,17 +466,36 @@ def build_synthcit(spec: SynthCITSpec, out_dir: str | Path, show_progress: bool 
         files[relative] = "".join(json.dumps(line) + "\n" for line in lines)
         canvases.append(images)
         offset += n
-    write_h5(out_dir / H5_NAME, {DATASET: np.concatenate(canvases)})
+    align = f"{ALIGN_TASK}.jsonl" if spec.align else None
+    tasks = [task.name for task in spec.tasks]
+    return write_generated(
+        out_dir, "synthcit", H5_NAME, np.concatenate(canvases), files, tasks, align
+    )
+
+
+def write_generated(
+    out_dir: Path,
+    name: str,
+    h5_name: str,
+    images: np.ndarray,
+    files: Mapping[str, str],
+    tasks: Sequence[str],
+    align: str | None = None,
+) -> Path:
+    """Write a generated stream into `out_dir`: its canvases (dataset `images` of `h5_name`),
+    its record files (relative path -> JSONL text; a task's at `<task>/train.jsonl` and
+    `<task>/test.jsonl`) and, last, the manifest named `name`, so a `stream.yaml` on disk means
+    a complete stream. Every file atomically; returns the manifest's path."""
+    write_h5(out_dir / h5_name, {DATASET: images})
     for relative, text in files.items():
         write_text(out_dir / relative, text)
     manifest = Manifest(
-        name="synthcit",
+        name=name,
         tasks=tuple(
-            TaskFiles(t.name, f"{t.name}/train.jsonl", f"{t.name}/test.jsonl", METRIC)
-            for t in spec.tasks
+            TaskFiles(task, f"{task}/train.jsonl", f"{task}/test.jsonl", METRIC) for task in tasks
         ),
-        align=f"{ALIGN_TASK}.jsonl" if spec.align else None,
-        images=H5_NAME,
+        align=align,
+        images=h5_name,
     )
     write_stream(out_dir / "stream.yaml", manifest)
     return out_dir / "stream.yaml"

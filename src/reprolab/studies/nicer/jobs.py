@@ -40,7 +40,7 @@ from reprolab.studies.nicer.condense import (
     opening_radii,
 )
 from reprolab.studies.nicer.data import Cohort, load_cohort, stratified_split
-from reprolab.studies.nicer.rows import FULL, ROWS
+from reprolab.studies.nicer.rows import FULL
 from reprolab.studies.nicer.train import WeightedSet, train_classifier
 
 log = logging.getLogger(__name__)
@@ -49,27 +49,6 @@ SHARED_START = {"gmm": "kmeans", "kmeans_dm": "kmeans"}
 """Rows that start from another row's solution, whose random draws they share."""
 DRAWN = ("kmeans", "nicer")
 """Rows whose condensed sets of the table's budget are written for the report."""
-
-
-def check_params(params: Mapping[str, Any]) -> None:
-    """Reject a nicer section whose rows, budgets or grids do not fit together (before any job
-    starts; the schema has checked the types)."""
-    unknown = sorted(set(params["rows"]) - set(ROWS))
-    if unknown:
-        raise ValueError(f"nicer.rows: unknown rows {unknown}; expected some of {list(ROWS)}")
-    for key in ("prior", "ablations"):
-        stray = sorted(set(params[key]) - set(params["rows"]))
-        if stray:
-            raise ValueError(f"nicer.{key}: {stray} are not in nicer.rows")
-    if "nicer" not in params["rows"] or not params["prior"]:
-        raise ValueError("nicer.rows must hold 'nicer' and nicer.prior at least one condenser")
-    if params["budget"] not in params["budgets"]:
-        raise ValueError(
-            f"nicer.budget={params['budget']} must be one of nicer.budgets {params['budgets']}"
-        )
-    missing = sorted(set(params["rows"]) - set(params["tune"]["grid"]))
-    if missing:
-        raise ValueError(f"nicer.tune.grid: no grid for rows {missing}")
 
 
 def row_budgets(params: Mapping[str, Any], row: str) -> list[int]:

@@ -11,14 +11,14 @@ job's log only (metrics.json must be byte-identical across runs).
 Every method's hyperparameters named in `tune.grid` come from its tuning record
 (`data/pem/tuning/<method>.json`, written by the `pem_tune` rule on the tuning seeds,
 `reprolab.studies.pem.tune`): `tuned_params` applies them, and a job without a record for a
-listed method stops. `check_params` (the rule file calls it) keeps what the schema cannot say
-about the grids. PEM-batch solves online PEM's objective: its β is PEM's (`batch_config`).
+listed method stops. `workflow_io.check_params` (the rule file calls it) keeps what the schema
+cannot say about the grids. PEM-batch solves online PEM's objective: its β is PEM's
+(`batch_config`).
 """
 
 from __future__ import annotations
 
 import copy
-import dataclasses
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -29,79 +29,20 @@ from threadpoolctl import threadpool_limits
 
 from reprolab.core.determinism import derive_seed
 from reprolab.core.io import write_json
-from reprolab.core.tuning import grid_points, selected
+from reprolab.core.tuning import selected
 from reprolab.studies.pem import baselines
 from reprolab.studies.pem.batch import BatchConfig, train_batch
 from reprolab.studies.pem.domains import projection
 from reprolab.studies.pem.metrics import sinr_db, surrogate_bound
 from reprolab.studies.pem.pem import Network, OnlineConfig, outputs, train_online
 from reprolab.studies.pem.sources import Problem, make_problem
+from reprolab.studies.pem.workflow_io import config_fields
 
 STUDY = "pem"
 METHODS = ("pem", "pem_batch", "detmax", "corinfomax", "nsm", "fastica")
-CONFIGS = {
-    "pem": OnlineConfig,
-    "pem_batch": BatchConfig,
-    "detmax": BatchConfig,
-    "corinfomax": baselines.CorInfoMaxConfig,
-    "nsm": baselines.NSMConfig,
-    "fastica": baselines.FastICAConfig,
-}
-"""Each method's config: its fields are the keys of its params section and grid together
-(PEM-batch's `betas` excepted: it is online PEM's β)."""
 BUDGET_KEYS = ("epochs", "batch_size", "iterations", "inner_iterations", "max_iter")
 """Keys that set a method's compute and sample budget: the same at every grid point, never a
 tuning axis (the schema lists the tunable keys of each method)."""
-TUNE_DEPENDS = {"pem_batch": ("pem",)}
-"""Tuned values a method's tuning reads: PEM-batch solves online PEM's objective, so it uses
-PEM's selected β and is tuned after it."""
-
-
-def _categorical(values: Sequence[Any]) -> bool:
-    return all(isinstance(v, str | bool) for v in values)
-
-
-def config_fields(method: str) -> list[str]:
-    """The keys a method's config needs: its section and its grid set them together."""
-    fields = [f.name for f in dataclasses.fields(CONFIGS[method])]
-    return [f for f in fields if not (method == "pem_batch" and f == "betas")]
-
-
-def check_params(params: Mapping[str, Any]) -> None:
-    """Reject tuning settings the schema cannot judge; the message names the key.
-
-    Every listed method has a grid, and every key of its config is set either by its params
-    section or by its grid, never by both (a tuned value is only ever the tuning's); every grid
-    has as many points as PEM's (the same tuning budget), except a grid of categorical axes
-    only, which may be smaller when it is the method's whole choice space (FastICA's contrast ×
-    algorithm).
-    """
-    grids = params["tune"]["grid"]
-    missing = [m for m in params["methods"] if m not in grids]
-    if missing:
-        raise ValueError(f"pem.tune.grid: no grid for method(s) {missing}")
-    budget = len(grid_points(grids["pem"]))
-    for method in params["methods"]:
-        fixed, tuned = set(params[method]), set(grids[method])
-        both = sorted(fixed & tuned)
-        if both:
-            raise ValueError(
-                f"pem.{method}: {both} also on the tuning grid (tune.grid.{method}); a tuned "
-                "value is set by the tuning only"
-            )
-        unset = [f for f in config_fields(method) if f not in fixed | tuned]
-        if unset:
-            raise ValueError(
-                f"pem.{method}: no value for {unset}: set it there or tune it (tune.grid.{method})"
-            )
-        points = len(grid_points(grids[method]))
-        categorical = all(_categorical(values) for values in grids[method].values())
-        if points != budget and not (categorical and points < budget):
-            raise ValueError(
-                f"pem.tune.grid.{method}: {points} grid points, PEM's grid has {budget}; every "
-                "method gets the same tuning budget (a grid of categorical axes only may be "
-                "smaller)"
-            )
 
 
 def apply_selected(params: Mapping[str, Any], chosen: Mapping[str, Mapping[str, Any]]) -> dict:

@@ -38,16 +38,12 @@ from reprolab.core.claims import paired_check, sanity_check
 from reprolab.core.io import read_json
 from reprolab.core.summary import Table
 from reprolab.core.tables import Record, curve_frame, seed_stats
+from reprolab.studies.pem.workflow_io import snr_key
 
 BOUND_METHODS = ("pem", "pem_batch", "detmax")
 NAMES = {"detmax": "batch det-max", "corinfomax": "CorInfoMax", "pem_batch": "PEM-batch"}
 """How a claim statement names a reference method."""
 BOUND_KEYS = ("delta", "lower", "upper", "tightness", "x_max")
-
-
-def snr_key(snr_db: float) -> str:
-    """The folder name of a noise level: snr30, snr15, snr7.5."""
-    return f"snr{float(snr_db):g}"
 
 
 def condition(source: str, snr_db: float) -> str:

@@ -10,8 +10,8 @@ jobs read. A trial that diverges (a linear-algebra failure or non-finite outputs
 scores NaN and is never selected.
 
 A tuning problem is drawn exactly as a table problem (`jobs.draw_problem`), from the tuning
-seed instead of an evaluation seed. PEM-batch's β is online PEM's (`jobs.TUNE_DEPENDS`): its
-job applies PEM's selected values first.
+seed instead of an evaluation seed. PEM-batch's β is online PEM's
+(`workflow_io.TUNE_DEPENDS`): its job applies PEM's selected values first.
 """
 
 from __future__ import annotations
@@ -25,13 +25,8 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from reprolab.core.tuning import selected, tune, write_tuning
-from reprolab.studies.pem.jobs import (
-    TUNE_DEPENDS,
-    apply_selected,
-    draw_problem,
-    method_rng,
-    run_method,
-)
+from reprolab.studies.pem.jobs import apply_selected, draw_problem, method_rng, run_method
+from reprolab.studies.pem.workflow_io import TUNE_DEPENDS
 
 
 def metric(params: Mapping[str, Any]) -> str:
@@ -70,7 +65,7 @@ def tune_method(
 ) -> dict[str, Any]:
     """Tune `method` on `seeds` over `tune.grid.<method>` and write its record to `out_path`.
 
-    `upstream` are the records of the methods it depends on (`jobs.TUNE_DEPENDS`), whose
+    `upstream` are the records of the methods it depends on (`workflow_io.TUNE_DEPENDS`), whose
     selected values are applied first. BLAS runs on `threads` threads.
     """
     chosen = selected(upstream)

@@ -1,8 +1,7 @@
 """The ssg table, claim checks and study metrics, from the per-run metrics files.
 
-Runs live at ``<runs_dir>/<dataset>/<method>/seed<k>/metrics.json``. `datasets(params)` lists
-every dataset a run needs (the table's datasets and the sweep's grid) and `run_plan(params)`
-every (dataset, method) pair, so the workflow builds its targets from the same place.
+Runs live at ``<runs_dir>/<dataset>/<method>/seed<k>/metrics.json``, one per (dataset, method)
+pair of `workflow_io.run_plan(params)`, the function the workflow builds its targets from.
 
 Table: rows = methods; per table dataset three columns: bag AUC, bag accuracy and instance AUC
 (mean ± std over seeds). Claims, each of kind `paired` (core.claims: a one-sided test over
@@ -33,48 +32,10 @@ from reprolab.core.claims import paired_check
 from reprolab.core.summary import Table
 from reprolab.core.tables import Record, curve_frame, seed_stats
 from reprolab.studies.ssg.storage import read_run_curves, read_run_metrics
+from reprolab.studies.ssg.workflow_io import run_plan, sweep_cells
 
 METRICS = {"bag_auc": "bag AUC", "bag_accuracy": "bag acc", "instance_auc": "instance AUC"}
 METHOD, BASE = "ssg_uot", "abmil"
-
-
-def sweep_name(witness_rate: float, heterogeneity: float) -> str:
-    """Dataset name of one sweep cell, e.g. ``sweep_w0.03_h0.5``."""
-    return f"sweep_w{witness_rate:g}_h{heterogeneity:g}"
-
-
-def sweep_cells(params: dict[str, Any]) -> list[tuple[float, float, str, dict]]:
-    """(witness rate, heterogeneity, dataset name, spec) per sweep cell.
-
-    A cell is the sweep's base dataset with witness rate and heterogeneity replaced; when that
-    spec equals a table dataset the cell reuses the table's runs under the table's name.
-    """
-    sweep = params.get("sweep")
-    if not sweep:
-        return []
-    base = params["datasets"][sweep["base"]]
-    cells = []
-    for w in sweep["witness_rate"]:
-        for h in sweep["heterogeneity"]:
-            spec = {**base, "witness_rate": w, "heterogeneity": h}
-            same = [name for name, other in params["datasets"].items() if other == spec]
-            cells.append((w, h, same[0] if same else sweep_name(w, h), spec))
-    return cells
-
-
-def datasets(params: dict[str, Any]) -> dict[str, dict]:
-    """Every dataset spec a run needs: the table's datasets, then the new sweep cells."""
-    return {**params["datasets"], **{name: spec for _, _, name, spec in sweep_cells(params)}}
-
-
-def run_plan(params: dict[str, Any]) -> list[tuple[str, str]]:
-    """Every (dataset, method) pair to train, without repeats: all methods on the table's
-    datasets, the sweep's methods on sweep cells."""
-    plan = [(d, m) for d in params["datasets"] for m in params["methods"]]
-    sweep_methods = params["sweep"]["methods"] if params.get("sweep") else []
-    for _, _, name, _ in sweep_cells(params):
-        plan += [(name, m) for m in sweep_methods if (name, m) not in plan]
-    return plan
 
 
 def load_runs(params: dict[str, Any], seeds: Sequence[int], runs_dir: Path) -> dict:

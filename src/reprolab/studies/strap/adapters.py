@@ -17,7 +17,7 @@ convolution at zero, no gradient reaches either (the study page gives the protot
 A *placement* is one string per block, read left to right as the adapters applied after it:
 "" none, "S" spatial, "T" temporal, "TT" two temporal (ST-Adapter's two per block), "STJ"
 AIM's spatial, temporal and joint adapters (the joint one is a spatial-kind bottleneck; see the
-study page). `placement(row, layers, b)` builds each row of the table.
+study page). `placement(row, layers, b)` builds each row of the table (`workflow_io.ROWS`).
 """
 
 from __future__ import annotations
@@ -28,9 +28,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from reprolab.studies.strap.workflow_io import ROWS
+
 TEMPORAL_KERNEL = 3
-ROWS = ("probe", "spatial_all", "temporal_all", "st_adapter", "aim", "strap", "strap_reversed")
-"""The table's adapter rows (the oracle row is the best of the b-sweep, not a placement)."""
 KINDS = {"S": "spatial", "T": "temporal", "J": "spatial"}
 
 

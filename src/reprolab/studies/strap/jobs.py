@@ -33,8 +33,8 @@ from torch import nn
 
 from reprolab.core.determinism import derive_seed, resolve_device, seed_everything
 from reprolab.core.io import write_json
-from reprolab.core.tuning import check_equal_grids, selected
-from reprolab.studies.strap.adapters import ROWS, placement, placement_parameters
+from reprolab.core.tuning import selected
+from reprolab.studies.strap.adapters import placement, placement_parameters
 from reprolab.studies.strap.backbone import blocks, load_backbone
 from reprolab.studies.strap.data import ClipSet, class_count, load_task
 from reprolab.studies.strap.sensitivity import (
@@ -45,41 +45,11 @@ from reprolab.studies.strap.sensitivity import (
     threshold_boundary,
 )
 from reprolab.studies.strap.train import accuracy, batch_of, build_model, fit, inference_flops
+from reprolab.studies.strap.workflow_io import SWEEP_ENDS
 
 LOG = logging.getLogger(__name__)
 TASKS = ("fine", "coarse")
-TUNED = ("probe", "spatial_all", "temporal_all", "st_adapter", "aim", "strap")
-"""The rows with a learning-rate grid; the reversed placement and the b-sweep take STRAP's."""
 SWEEP_ROW = "strap"
-SWEEP_ENDS = ("temporal_all", "spatial_all")
-"""The rows that are STRAP's placement at b = 0 and b = L: the sweep's ends (own rates)."""
-
-
-def check_params(params: Mapping[str, Any]) -> None:
-    """Checks the schema cannot express: known rows, a grid per tuned row of equal size, STRAP
-    among the rows of both tasks."""
-    for key in ("rows", "coarse_rows"):
-        unknown = sorted(set(params[key]) - set(ROWS))
-        if unknown:
-            raise ValueError(f"strap.{key}: unknown row(s) {unknown}; expected {list(ROWS)}")
-        if "strap" not in params[key]:
-            raise ValueError(f"strap.{key}: must include 'strap' (the claims compare it)")
-    for end in SWEEP_ENDS:
-        if end not in params["rows"]:
-            raise ValueError(f"strap.rows: must include {end!r} (an end of the b-sweep)")
-    check_equal_grids(params["tune"]["grid"], tuned_rows(params), "strap.tune.grid")
-    claims = params["claims"]
-    for key, needed in (("uniform", ("rows", "coarse_rows")), ("parameter_baselines", ("rows",))):
-        for where in needed:
-            missing = sorted(set(claims[key]) - set(params[where]))
-            if missing:
-                raise ValueError(f"strap.claims.{key}: {missing} not in strap.{where}")
-
-
-def tuned_rows(params: Mapping[str, Any]) -> list[str]:
-    """The rows that get a tuning job: those of either task that have their own grid."""
-    wanted = set(params["rows"]) | set(params["coarse_rows"])
-    return [row for row in TUNED if row in wanted]
 
 
 def learning_rate(row: str, chosen: Mapping[str, Mapping[str, Any]]) -> float:

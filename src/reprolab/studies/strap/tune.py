@@ -1,12 +1,12 @@
 """The `strap_tune` job: choose one row's peak learning rate on the tuning seeds.
 
-One job per tuned row (jobs.TUNED). Each point of `tune.grid.<row>` trains the row's placement
-on the fine task's training clips less a held-out `tune.validation_fraction` (drawn from the
-tuning seed) with the table's epochs and batch size, and scores top-1 on the held-out clips:
-never on the test split. STRAP's placement uses the boundary measured on the tuning seed's own
-sensitivity sample, as a table run does. `core.tuning.tune` selects the best mean over the
-tuning seeds and writes the record the run jobs read. The coarse task reuses the fine task's
-rates (tuning it too would double the budget; the study page says so).
+One job per tuned row (workflow_io.TUNED). Each point of `tune.grid.<row>` trains the row's
+placement on the fine task's training clips less a held-out `tune.validation_fraction` (drawn
+from the tuning seed) with the table's epochs and batch size, and scores top-1 on the held-out
+clips: never on the test split. STRAP's placement uses the boundary measured on the tuning
+seed's own sensitivity sample, as a table run does. `core.tuning.tune` selects the best mean
+over the tuning seeds and writes the record the run jobs read. The coarse task reuses the fine
+task's rates (tuning it too would double the budget; the study page says so).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ items where it learns, answers every test item in both modes and writes
 trained with, plus what the backend reports about itself) and `predictions.csv` (item, mode,
 answer, predicted).
 
-The methods that train (`LEARNS`) take their learning rate from a tuning record
+The methods that train (`workflow_io.LEARNS`) take their learning rate from a tuning record
 (`visual_queries_tune_method`, `tune.py`), never from params.yaml: `tuned_params` sets the
 record's selected values in the method's params group before it trains.
 
@@ -38,6 +38,7 @@ from reprolab.studies.visual_queries.item_files import write_benchmark, write_it
 from reprolab.studies.visual_queries.items import FAMILIES, MODES, Item
 from reprolab.studies.visual_queries.text import build_vocabulary
 from reprolab.studies.visual_queries.views import Renders, option_images, option_texts
+from reprolab.studies.visual_queries.workflow_io import LEARNS, tuning_record
 
 STUDY = "visual_queries"
 METHODS = (
@@ -51,33 +52,6 @@ METHODS = (
     "hf_vlm",
 )
 VISUAL_SHARE = {"tinyvlm": "visual_share", "tinyvlm_textheavy": "textheavy_visual_share"}
-LEARNS = {
-    "blind": "blind_visual",
-    "caption_reason": "captioner",
-    "tinyvlm": "tinyvlm",
-    "tinyvlm_textheavy": "tinyvlm",
-}
-"""The methods that train, and the params group whose settings their tuning grid sets: the
-option-image CNN of `blind` (its text half, TF-IDF + logistic regression, has no learning
-rate), the captioner behind `caption_reason`, and TinyVLM (both stages, one optimizer setting).
-The other methods train nothing and have no tuning."""
-SHARED_RECORD = {"tinyvlm_textheavy": "tinyvlm"}
-"""A method that trains with another method's tuning record: the text-heavy probe takes the
-values selected for balanced TinyVLM, so the two rows differ only in the share of visual
-batches (the factor the probe varies), as they shared one hand-set rate before tuning."""
-
-
-def tuning_record(method: str) -> str:
-    """The name of the tuning record whose selected values `method` trains with."""
-    if method not in LEARNS:
-        raise ValueError(f"visual_queries method {method!r} trains nothing and has no tuning")
-    return SHARED_RECORD.get(method, method)
-
-
-def tuning_records(methods: Sequence[str]) -> list[str]:
-    """The tuning records (one `visual_queries_tune_method` job each) that the listed methods
-    train with, in table order, each once."""
-    return list(dict.fromkeys(tuning_record(m) for m in methods if m in LEARNS))
 
 
 def with_values(params: Mapping[str, Any], method: str, values: Mapping[str, Any]) -> dict:
@@ -101,27 +75,6 @@ def tuned_params(
         raise ValueError(f"visual_queries {method}: no tuning record {record!r} given")
     values = dict(selected[record])
     return with_values(params, method, values), values
-
-
-def check_params(params: dict[str, Any], video_datasets: dict[str, Any]) -> dict[str, Any]:
-    """The synthetic spec of the study's video dataset; ValueError naming the key otherwise.
-
-    Only what the schema (studies/visual_queries.schema.yaml) cannot say is checked here:
-    `dataset` must be a `video.datasets` entry with a synthetic spec. Types, ranges, known methods
-    and a non-empty `hf_vlm.path` when hf_vlm is listed are the schema's (core.params).
-    """
-    name = params["dataset"]
-    if name not in video_datasets:
-        raise ValueError(
-            f"visual_queries.dataset: {name!r} is not a video.datasets entry "
-            f"(known: {', '.join(sorted(video_datasets))})"
-        )
-    if "synthetic" not in video_datasets[name]:
-        raise ValueError(
-            f"visual_queries.dataset: {name!r} names a folder of real videos; the items need "
-            "the ground truth of a synthetic dataset"
-        )
-    return video_datasets[name]["synthetic"]
 
 
 def make_items(corpus: Corpus, seed: int, params: dict[str, Any], out_dir: str | Path) -> dict:

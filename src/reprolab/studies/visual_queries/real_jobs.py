@@ -2,10 +2,11 @@
 
 At paper scale the study's params name the real datasets (`real_items`); the items rule
 `visual_queries_real_items` writes one seed's items of each (`make_real_items`) at
-`items_path(dataset, seed)`, from the clips the video family decoded at `frames_dir(dataset)`.
-These paths are the rules' (workflow/rules/visual_queries.smk names its inputs and outputs
-with these functions) and the run job's (`jobs.run_method` calls `answer_real_datasets` when
-the params hold `real_items`), so what a job reads is what its rule declares.
+`workflow_io.items_path(dataset, seed)`, from the clips the video family decoded at
+`workflow_io.frames_dir(dataset)`. These paths are the rules' (workflow/rules/visual_queries.smk
+names its inputs and outputs with these functions) and the run job's (`jobs.run_method` calls
+`answer_real_datasets` when the params hold `real_items`), so what a job reads is what its rule
+declares.
 
 Which methods can answer real items, and why the others cannot (their cells are NaN):
 
@@ -49,9 +50,8 @@ from reprolab.studies.visual_queries.item_files import read_items
 from reprolab.studies.visual_queries.items import FAMILIES, MODES, Item
 from reprolab.studies.visual_queries.real_views import RealView
 from reprolab.studies.visual_queries.ssv2 import read_labels
+from reprolab.studies.visual_queries.workflow_io import frames_dir, items_path, real_datasets
 
-DATASETS = ("clevrer", "ssv2")
-"""The real datasets a `real_items` entry can name."""
 APPLICABLE = ("oracle", "blind", "blind_set", "hf_vlm")
 """The methods that answer real items (see the module docstring)."""
 NOT_APPLICABLE = {
@@ -61,33 +61,6 @@ NOT_APPLICABLE = {
     "tinyvlm_textheavy": "its encoders are aligned on rendered sprite states only",
 }
 BLIND_VISUAL_NOT_RUN = "the option-image CNN's learning rate was tuned on sprite images only"
-
-
-def items_path(dataset: str, seed: int | str) -> str:
-    """Where the items rule writes one seed's items of a real dataset."""
-    return f"data/visual_queries/{dataset}/seed{seed}/items.jsonl"
-
-
-def summary_path(dataset: str, seed: int | str) -> str:
-    """The item counts beside them."""
-    return f"data/visual_queries/{dataset}/seed{seed}/summary.json"
-
-
-def frames_dir(dataset: str) -> str:
-    """The video family's decoded clips of a real dataset."""
-    return f"data/video/{dataset}/frames"
-
-
-def real_datasets(params: Mapping[str, Any]) -> list[str]:
-    """The real datasets the study's params name (none below paper scale); ValueError for one
-    that has no loader."""
-    names = list(params.get("real_items") or {})
-    unknown = [name for name in names if name not in DATASETS]
-    if unknown:
-        raise ValueError(
-            f"visual_queries.real_items.{unknown[0]}: no loader; expected one of {list(DATASETS)}"
-        )
-    return names
 
 
 def make_real_items(

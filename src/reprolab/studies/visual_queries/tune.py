@@ -1,11 +1,6 @@
-"""Tuning of the visual_queries study inside the workflow: the grids, the validation items, a
-method's tuning record.
+"""Tuning of the visual_queries study inside the workflow: the validation items, a method's
+tuning record (the grids are checked by `workflow_io.check_grids`, which the rule file calls).
 
-* `check_grids` (the rule file calls it): every tuning record the listed methods train with
-  (`jobs.tuning_records`: `blind`, `caption_reason`, `tinyvlm`; the text-heavy probe trains with
-  TinyVLM's) has a grid in `tune.grid`, and every grid has the same number of points (the same
-  tuning budget). params.yaml sets no learning rate: the schema forbids `blind_visual.lr`,
-  `captioner.lr` and `tinyvlm.lr`.
 * `validation_split`: a tuning seed's training videos (its own `dataset.split`; its test videos
   are never read) less `tune.validation_videos` validation videos. These are drawn only among
   the videos that no evaluation seed tests: the videos are one pool shared by every seed, so a
@@ -28,28 +23,15 @@ from typing import Any
 import numpy as np
 
 from reprolab.core.determinism import derive_seed, seed_everything
-from reprolab.core.tuning import check_equal_grids, tune
+from reprolab.core.tuning import tune
 from reprolab.studies.visual_queries.dataset import Corpus, build_items, split
 from reprolab.studies.visual_queries.items import FAMILIES, MODES, Item
-from reprolab.studies.visual_queries.jobs import (
-    LEARNS,
-    STUDY,
-    accuracy,
-    fit_and_answer,
-    tuning_records,
-    with_values,
-)
+from reprolab.studies.visual_queries.jobs import STUDY, accuracy, fit_and_answer, with_values
 from reprolab.studies.visual_queries.views import Renders
+from reprolab.studies.visual_queries.workflow_io import LEARNS
 
 SCORED_MODES: dict[str, tuple[str, ...]] = {"blind": ("visual",)}
 """The modes a record's score averages over where not both: `blind` learns in visual mode only."""
-
-
-def check_grids(params: Mapping[str, Any]) -> None:
-    """Reject tuning grids the schema cannot judge (a missing grid, grids of unequal size);
-    the ValueError names the key."""
-    grids = params["tune"]["grid"]
-    check_equal_grids(grids, tuning_records(params["methods"]), "visual_queries.tune.grid")
 
 
 def validation_split(
@@ -124,7 +106,7 @@ def tune_method(
     eval_seeds: Sequence[int],
     threads: int,
 ) -> dict[str, Any]:
-    """The tuning record of `method` (a record name, `jobs.tuning_records`): every point of
+    """The tuning record of `method` (a record name, `workflow_io.tuning_records`): every point of
     `tune.grid.<method>` trained on each tuning seed's fit items with the table's budget,
     seeded as a table run of that seed is, and scored on its validation items (`score`). The
     draws that no tuned value changes (option images, TinyVLM's alignment batches) are made

@@ -62,43 +62,11 @@ from reprolab.studies.vngct.continual import (
 )
 from reprolab.studies.vngct.data import StreamData, load_stream_data, stream_vocabulary
 from reprolab.studies.vngct.spec import MATCHED, METHODS, STUDY
-from reprolab.studies.vngct.tune import applied_training, check_tune
+from reprolab.studies.vngct.tune import applied_training
 from reprolab.studies.vngct.vision import TowerFeatures
 
 TINY_PIXEL_MEAN_STD = (0.5, 0.5)
 """The tiny model's pixel normalisation: values in [-1, 1], what its alignment was tuned on."""
-
-
-def check_params(params: dict[str, Any], streams: dict[str, Any]) -> None:
-    """Reject what the schema (studies/vngct.schema.yaml) cannot: `stream` must be an entry of
-    `instr.streams`, a method whose routing copies another's (`MATCHED`) needs that method
-    listed too, and the tuning grids must be alike (`tune.check_tune`). ValueError naming the
-    key. Types, ranges, known methods and the keys of
-    `training` and `lora` are the schema's, checked by core.params.check_config."""
-    if params["stream"] not in streams:
-        raise ValueError(
-            f"vngct.stream: {params['stream']!r} is not an instr.streams entry "
-            f"(known: {', '.join(sorted(streams))})"
-        )
-    for method, source in MATCHED.items():
-        if method in params["methods"] and source not in params["methods"]:
-            raise ValueError(f"vngct.methods: {method} matches {source}'s routing; list {source}")
-    check_tune(params)
-
-
-def matched_run(method: str, seed: int, runs_dir: str) -> dict[str, str]:
-    """`{"matched": metrics.json}` of the run whose routing rates `method` copies, else `{}`."""
-    if method in MATCHED:
-        return {"matched": f"{runs_dir}/{MATCHED[method]}/seed{seed}/metrics.json"}
-    return {}
-
-
-def matched_tuning(method: str, tuning_dir: str = "data/vngct/tuning") -> dict[str, str]:
-    """`{"matched": tuning record}` of the method whose routing rates `method` copies, else
-    `{}`."""
-    if method in MATCHED:
-        return {"matched": f"{tuning_dir}/{MATCHED[method]}.json"}
-    return {}
 
 
 def align_model(

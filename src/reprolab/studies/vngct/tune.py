@@ -33,25 +33,13 @@ from typing import Any
 import numpy as np
 
 from reprolab.core.determinism import derive_seed, seed_everything
-from reprolab.core.tuning import check_equal_grids, tune
+from reprolab.core.tuning import tune
 from reprolab.studies.vngct.spec import MATCHED, METHODS, STUDY
 
 METRIC = "average_accuracy"
 """What a trial scores: average accuracy over the stream on the held-out validation items."""
 LR_AXES = ("lr_language", "lr_visual", "lr_calibration")
 """The learning rates `lr_scale` multiplies."""
-
-
-def check_tune(params: Mapping[str, Any]) -> None:
-    """What the schema cannot say about `tune`: a grid for every listed method, every grid of
-    the same number of points, train and validation fractions that fit in one split.
-    ValueError naming the key."""
-    tuning = params["tune"]
-    check_equal_grids(tuning["grid"], params["methods"], "vngct.tune.grid")
-    if tuning["train_fraction"] + tuning["validation_fraction"] > 1:
-        raise ValueError(
-            "vngct.tune: train_fraction + validation_fraction exceed the training split"
-        )
 
 
 def tuned_training(training: Mapping[str, Any], values: Mapping[str, Any]) -> dict[str, Any]:

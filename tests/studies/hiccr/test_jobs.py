@@ -1,0 +1,89 @@
+"""hiccr's jobs end to end on a tiny stream: the warm start saves a checkpoint only when its
+gates hold, tuning writes a record, and a run is repeatable byte for byte."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from reprolab.core.io import read_h5, read_json
+from reprolab.core.tuning import read_tuning
+from reprolab.studies.hiccr.jobs import GateError, run_seed, tune_base, warm_start
+
+PARAMS = {
+    "model": {"hidden": 32, "layers": 2, "heads": 2, "patch_size": 8},
+    "sft": {
+        "seed": 0,
+        "lr": 0.01,
+        "batch_size": 8,
+        "max_steps": 40,
+        "eval_every": 20,
+        "gate": {"accuracy": [0.0, 1.0], "min_dependence": -1.0},
+    },
+    "rl": {
+        "steps": 2,
+        "prompts": 2,
+        "group_size": 4,
+        "temperature": 1.0,
+        "last_layers": 2,
+        "eval_every": 1,
+        "curve_items": 4,
+    },
+    "credit": {
+        "alpha": 0.5,
+        "beta": 0.5,
+        "token_clip": [0.2, 3.0],
+        "trajectory_clip": [0.5, 2.0],
+        "pos_only": False,
+        "clip_eps": 0.2,
+    },
+    "eval": {"batch_size": 5},
+    "tune": {"grid": {"grpo": {"lr": [0.001, 0.01]}, "drgrpo": {"lr": [0.001, 0.01]}}},
+}
+
+
+@pytest.fixture(scope="module")
+def checkpoint(stream_path, tmp_path_factory, torch_one_thread) -> Path:
+    folder = tmp_path_factory.mktemp("hiccr")
+    warm_start(PARAMS, stream_path, folder / "sft", folder / "sft.json", 1)
+    return folder / "sft"
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_the_warm_start_records_its_gates_and_the_checkpoints_test_metrics(checkpoint):
+    record = read_json(checkpoint.parent / "sft.json")
+    assert record["steps"] == 20  # the first check already reaches the window's lower bound
+    assert set(record["gate"]) == set(record["test"]) >= {"accuracy", "dependence", "attention"}
+    assert (checkpoint / "config.json").is_file()
+
+
+def test_a_warm_start_outside_its_gates_fails_and_saves_nothing(stream_path, tmp_path):
+    params = copy.deepcopy(PARAMS)
+    params["sft"]["gate"]["min_dependence"] = 0.9
+    with pytest.raises(GateError, match=r"image dependence .* below sft.gate.min_dependence 0.9"):
+        warm_start(params, stream_path, tmp_path / "sft", tmp_path / "s.json", 1)
+    assert not (tmp_path / "sft").exists() and not (tmp_path / "s.json").exists()
+
+
+def test_tuning_and_runs_write_their_records_repeatably(stream_path, checkpoint, tmp_path):
+    stream = stream_path
+    tuned = tmp_path / "grpo.json"
+    record = tune_base(PARAMS, "grpo", [1000], stream, checkpoint, tuned, 1)
+    assert read_tuning(tuned)["selected"] == record["selected"]
+    assert record["selected"]["lr"] in PARAMS["tune"]["grid"]["grpo"]["lr"]
+    outputs = []
+    for attempt in ("a", "b"):
+        metrics, curves = tmp_path / f"{attempt}.json", tmp_path / f"{attempt}.h5"
+        run_seed(PARAMS, "hiccr", 0, stream, checkpoint, tuned, metrics, curves, 1)
+        outputs.append((digest(metrics), digest(curves)))
+    assert outputs[0] == outputs[1]
+    curve = read_h5(tmp_path / "a.h5")
+    assert list(curve["step"]) == [0, 1, 2] and len(curve["reward"]) == 2
+    with pytest.raises(ValueError, match="tunes grpo, not drgrpo_hiccr's base drgrpo"):
+        run_seed(PARAMS, "drgrpo_hiccr", 0, stream, checkpoint, tuned, metrics, curves, 1)
