@@ -28,6 +28,7 @@ DETERMINISTIC = {
     "bilevel_ht": ("results/bilevel_ht/runs",),
     "icl_manifold": ("results/icl_manifold/runs",),
     "pem": ("results/pem/runs",),
+    "hiccr": ("results/hiccr/runs", "data/hiccr"),
 }
 SUMMARIES = ("table.csv", "table.md", "table.tex", "claims.json", "metrics.json", "curves.csv")
 SMOKE_MINUTES = load_papers().smoke_minutes

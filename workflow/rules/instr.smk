@@ -1,11 +1,14 @@
-# Instruction streams (preprocessing family): per stream, a synthetic stream is generated in the
-# LLaVA conversation layout (smoke and ci scale) or a folder holding a benchmark's stream.yaml is
-# named (paper scale: CoIN, MLLM-CL, UCIT); then every record file is checked. Studies read the
+# Instruction streams (preprocessing family): per stream, a synthetic stream (SynthCIT or
+# VisArith, its spec checked before any job starts) is generated in the LLaVA conversation layout
+# (smoke and ci scale) or a folder holding a benchmark's stream.yaml is named (paper scale:
+# CoIN, MLLM-CL, UCIT); then every record file is checked. Studies read the
 # stream under data/raw/instr/<stream>/stream (or the named folder) after data/instr/<stream>/check.json.
+from reprolab.preprocess.instr.synthetic import check_synthetic_streams
 from reprolab.preprocess.sources import generated_source, source_dir
 
 INSTR = section("instr")
 INSTR_STREAMS = list(INSTR["streams"])
+check_synthetic_streams(INSTR["streams"])
 
 
 rule instr_synthesize:

@@ -1,8 +1,8 @@
-"""Rule glue: write a synthetic instruction stream (SynthCIT) in the LLaVA layout."""
+"""Rule glue: write a synthetic instruction stream (SynthCIT or VisArith) in the LLaVA layout."""
 
 from reprolab.core.progress import job_log
-from reprolab.preprocess.instr.synthcit import SynthCITSpec, build_synthcit
+from reprolab.preprocess.instr.synthetic import build_synthetic_stream
 
 with job_log(snakemake.log[0]):
-    spec = SynthCITSpec.from_params(dict(snakemake.params.spec))
-    print(f"wrote {build_synthcit(spec, snakemake.output.stream, show_progress=True)}")
+    spec = dict(snakemake.params.spec)
+    print(f"wrote {build_synthetic_stream(spec, snakemake.output.stream, show_progress=True)}")

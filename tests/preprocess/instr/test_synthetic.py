@@ -8,7 +8,12 @@ import pytest
 
 from reprolab.core.params import ParamsError
 from reprolab.preprocess.instr import synthcit, visarith
-from reprolab.preprocess.instr.synthetic import GENERATORS, build_synthetic_stream, read_synthetic
+from reprolab.preprocess.instr.synthetic import (
+    GENERATORS,
+    build_synthetic_stream,
+    check_synthetic_streams,
+    read_synthetic,
+)
 from tests.preprocess.instr.test_synthcit import TINY_SPEC, file_hashes
 
 VISARITH = {
@@ -62,3 +67,14 @@ def test_the_chosen_generator_reports_its_own_bad_keys(tmp_path):
     with pytest.raises(ParamsError, match=re.escape("key '(top)': not a mapping")):
         read_synthetic(["visarith"])
     assert not tmp_path.joinpath("stream.yaml").exists()
+
+
+def test_the_workflows_check_names_the_stream_of_a_bad_spec():
+    streams = {
+        "synthcit": {"synthetic": TINY_SPEC},
+        "coin": {"stream": "data/raw/coin"},
+        "visarith": {"synthetic": VISARITH | {"generator": "visarith", "noise": -1}},
+    }
+    with pytest.raises(ParamsError, match=re.escape("instr.streams.visarith.synthetic: visarith")):
+        check_synthetic_streams(streams)
+    check_synthetic_streams({name: streams[name] for name in ("synthcit", "coin")})

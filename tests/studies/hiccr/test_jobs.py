@@ -19,8 +19,9 @@ PARAMS = {
         "seed": 0,
         "lr": 0.01,
         "batch_size": 8,
-        "max_steps": 40,
+        "steps": 30,
         "eval_every": 20,
+        "corruption": 0.3,
         "gate": {"accuracy": [0.0, 1.0], "min_dependence": -1.0},
     },
     "rl": {
@@ -58,8 +59,10 @@ def digest(path: Path) -> str:
 
 def test_the_warm_start_records_its_gates_and_the_checkpoints_test_metrics(checkpoint):
     record = read_json(checkpoint.parent / "sft.json")
-    assert record["steps"] == 20  # the first check already reaches the window's lower bound
-    assert set(record["gate"]) == set(record["test"]) >= {"accuracy", "dependence", "attention"}
+    assert record["steps"] == 30 and [point["step"] for point in record["curve"]] == [20, 30]
+    assert set(record["test"]) >= {"accuracy", "dependence", "attention", "gradient_share"}
+    assert set(record["gate"]) == {*record["test"], "sampled_accuracy"}
+    assert 0.0 < record["corrupted_digits"] < 1.0
     assert (checkpoint / "config.json").is_file()
 
 
@@ -72,18 +75,24 @@ def test_a_warm_start_outside_its_gates_fails_and_saves_nothing(stream_path, tmp
 
 
 def test_tuning_and_runs_write_their_records_repeatably(stream_path, checkpoint, tmp_path):
-    stream = stream_path
+    stream, record = stream_path, checkpoint.parent / "sft.json"
     tuned = tmp_path / "grpo.json"
-    record = tune_base(PARAMS, "grpo", [1000], stream, checkpoint, tuned, 1)
-    assert read_tuning(tuned)["selected"] == record["selected"]
-    assert record["selected"]["lr"] in PARAMS["tune"]["grid"]["grpo"]["lr"]
+    tuning = tune_base(PARAMS, "grpo", [1000], stream, checkpoint, tuned, 1)
+    assert read_tuning(tuned)["selected"] == tuning["selected"]
+    assert tuning["selected"]["lr"] in PARAMS["tune"]["grid"]["grpo"]["lr"]
     outputs = []
     for attempt in ("a", "b"):
         metrics, curves = tmp_path / f"{attempt}.json", tmp_path / f"{attempt}.h5"
-        run_seed(PARAMS, "hiccr", 0, stream, checkpoint, tuned, metrics, curves, 1)
+        run_seed(PARAMS, "hiccr", 0, stream, checkpoint, record, [tuned], metrics, curves, 1)
         outputs.append((digest(metrics), digest(curves)))
     assert outputs[0] == outputs[1]
+    written = read_json(tmp_path / "a.json")
+    assert written["warm_start"]["steps"] == read_json(record)["steps"]
+    assert "curve" not in written["warm_start"]
+    first_batch = written["first_batch"]
+    assert first_batch["reduces_to_base"] is True
+    assert first_batch["operations"] > first_batch["base_operations"]  # HiCCR adds work
     curve = read_h5(tmp_path / "a.h5")
     assert list(curve["step"]) == [0, 1, 2] and len(curve["reward"]) == 2
-    with pytest.raises(ValueError, match="tunes grpo, not drgrpo_hiccr's base drgrpo"):
-        run_seed(PARAMS, "drgrpo_hiccr", 0, stream, checkpoint, tuned, metrics, curves, 1)
+    with pytest.raises(ValueError, match="no tuning record of drgrpo_hiccr's base drgrpo"):
+        run_seed(PARAMS, "drgrpo_hiccr", 0, stream, checkpoint, record, [tuned], metrics, curves, 1)

@@ -61,3 +61,14 @@ def build_synthetic_stream(
     path of its `stream.yaml`."""
     generator, spec = read_synthetic(params)
     return generator.build(spec, out_dir, show_progress)
+
+
+def check_synthetic_streams(streams: Mapping[str, Mapping[str, Any]]) -> None:
+    """Read the spec of every synthetic entry of `instr.streams` (the workflow does it before
+    any job starts); ParamsError naming the stream and the key of the first bad one."""
+    for name, entry in streams.items():
+        if "synthetic" in entry:
+            try:
+                read_synthetic(entry["synthetic"])
+            except ParamsError as exc:
+                raise ParamsError(f"instr.streams.{name}.synthetic: {exc}") from exc

@@ -97,6 +97,60 @@ class RLSettings:
     credit: CreditConfig
 
 
+@dataclass(frozen=True)
+class Rollouts:
+    """`group_size` sampled responses per prompt: their images, tokens, rewards and masks."""
+
+    pixels: torch.Tensor
+    responses: torch.Tensor
+    rewards: torch.Tensor
+    mask: torch.Tensor
+
+
+def sample_rollouts(
+    policy: VisionPolicy,
+    tokenizer: PreTrainedTokenizerFast,
+    settings: RLSettings,
+    pixels: torch.Tensor,
+    references: Sequence[int],
+    sampling: torch.Generator,
+) -> Rollouts:
+    """The rollouts of the prompts' images `pixels` [n, ...], rewarded against `references`."""
+    group = settings.group_size
+    repeated = pixels.repeat_interleave(group, 0)
+    policy.model.eval()
+    with torch.no_grad():
+        responses = policy.sample(policy.image_tokens(repeated), sampling, settings.temperature)
+    reward = rewards(tokenizer, responses, [r for r in references for _ in range(group)])
+    return Rollouts(repeated, responses, reward, policy.response_mask(responses))
+
+
+def update_loss(
+    policy: VisionPolicy,
+    row: Row,
+    settings: RLSettings,
+    rollouts: Rollouts,
+    noise: torch.Generator | None,
+) -> torch.Tensor:
+    """`row`'s loss on `rollouts`, to differentiate: log-probabilities (with the attention
+    probabilities, whatever the row), grounding scores where the row weighs by them, token
+    advantages, clipped surrogate."""
+    policy.model.train()
+    out = policy.response_logprobs(rollouts.pixels, rollouts.responses, attentions=True)
+    scores = None
+    if row.needs_grounding:
+        image = policy.image_mask(len(rollouts.responses))
+        scores = image_attention_mass(
+            out.attentions, image, policy.prompt_length, settings.last_layers
+        ).detach()
+    advantages = token_advantages(
+        row, rollouts.rewards, rollouts.mask, settings.group_size, settings.credit, scores, noise
+    )
+    return policy_loss(
+        row, out.logp, out.logp.detach(), advantages, rollouts.mask, settings.credit.clip_eps
+    )
+
+
 def rl_step(
     policy: VisionPolicy,
     tokenizer: PreTrainedTokenizerFast,
@@ -110,26 +164,11 @@ def rl_step(
 ) -> StepStats:
     """One GRPO-family step of `row` on the prompts' images `pixels` [n, ...] with reference
     conclusions `references`: sample, reward, weight, update."""
-    group = settings.group_size
-    repeated = pixels.repeat_interleave(group, 0)
-    policy.model.eval()
-    with torch.no_grad():
-        responses = policy.sample(policy.image_tokens(repeated), sampling, settings.temperature)
-    reward = rewards(tokenizer, responses, [r for r in references for _ in range(group)])
-    mask = policy.response_mask(responses)
+    rollouts = sample_rollouts(policy, tokenizer, settings, pixels, references, sampling)
     started = time.perf_counter()
-    policy.model.train()
-    out = policy.response_logprobs(repeated, responses, attentions=True)
-    scores = None
-    if row.needs_grounding:
-        image = policy.image_mask(len(responses))
-        scores = image_attention_mass(
-            out.attentions, image, policy.prompt_length, settings.last_layers
-        ).detach()
-    advantages = token_advantages(row, reward, mask, group, settings.credit, scores, noise)
-    loss = policy_loss(row, out.logp, out.logp.detach(), advantages, mask, settings.credit.clip_eps)
+    loss = update_loss(policy, row, settings, rollouts, noise)
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()
     seconds = time.perf_counter() - started
-    return StepStats(float(reward.mean()), float(loss.detach()), seconds)
+    return StepStats(float(rollouts.rewards.mean()), float(loss.detach()), seconds)
