@@ -15,6 +15,7 @@ under 3 %). The study's claim counts operations instead, which are exact
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import statistics
 import tempfile
 import time
@@ -55,11 +56,8 @@ def main() -> None:
     settings = rl_settings(params)
     rollouts = first_rollouts(policy, tokenizer, settings, data.rl, int(params["rl"]["prompts"]), 0)
     # Rewards of a random model are all 0; alternate them so every group has an advantage.
-    rollouts = type(rollouts)(
-        rollouts.pixels,
-        rollouts.responses,
-        (torch.arange(len(rollouts.rewards)) % 2).float(),
-        rollouts.mask,
+    rollouts = dataclasses.replace(
+        rollouts, rewards=(torch.arange(len(rollouts.rewards)) % 2).float()
     )
     rows = sorted({*BASELINE_OF, *BASELINE_OF.values()}, key=list(ROWS).index)
     times: dict[str, list[float]] = {row: [] for row in rows}

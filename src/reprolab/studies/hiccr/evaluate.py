@@ -11,7 +11,8 @@
   with respect to the input embeddings that falls on the image embeddings
   (`grounding.image_gradient_share`), the confidence-controlled form of gradient attribution.
 
-Items are processed in batches of `batch_size`; nothing here changes the model.
+`sampled_accuracy` measures answers sampled at a temperature instead of greedy ones. Items are
+processed in batches of `batch_size`; nothing here changes the model.
 """
 
 from __future__ import annotations
@@ -88,3 +89,23 @@ def evaluate(
         attention=attention / count,
         gradient_share=share / count,
     )
+
+
+def sampled_accuracy(
+    policy: VisionPolicy,
+    tokenizer: PreTrainedTokenizerFast,
+    split: Split,
+    batch_size: int,
+    temperature: float,
+    generator: torch.Generator,
+) -> float:
+    """The share of `split`'s items whose one answer sampled at `temperature` (from
+    `generator`) concludes right: the reward RL starts from."""
+    policy.model.eval()
+    hits = 0.0
+    with torch.no_grad():
+        for part in _batches(len(split), batch_size):
+            tokens = policy.image_tokens(split.pixels[part])
+            responses = policy.sample(tokens, generator, temperature)
+            hits += float(rewards(tokenizer, responses, split.conclusions[part]).sum())
+    return hits / len(split)

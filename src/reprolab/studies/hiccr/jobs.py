@@ -55,13 +55,12 @@ from reprolab.preprocess.instr.visarith import chain_answer, parse_chain
 from reprolab.studies.hiccr.cost import count_operations
 from reprolab.studies.hiccr.credit import CreditConfig
 from reprolab.studies.hiccr.data import Split, VisArithData, answer_ids, load_visarith, prompt_ids
-from reprolab.studies.hiccr.evaluate import Grounding, evaluate
+from reprolab.studies.hiccr.evaluate import Grounding, evaluate, sampled_accuracy
 from reprolab.studies.hiccr.policy import VisionPolicy
 from reprolab.studies.hiccr.rows import ROWS, Row
 from reprolab.studies.hiccr.train import (
     RLSettings,
     Rollouts,
-    rewards,
     rl_step,
     sample_rollouts,
     supervised_step,
@@ -180,7 +179,14 @@ def warm_start(
             curve.append({"step": step, "loss": loss, **gate.as_dict()})
             log.info("sft step %d: loss %.4f, gate accuracy %.3f", step, loss, gate.accuracy)
     check_gates(sft["gate"], gate)
-    sampled = sampled_accuracy(policy, tokenizer, data.gate, params, seed)
+    sampled = sampled_accuracy(
+        policy,
+        tokenizer,
+        data.gate,
+        int(params["eval"]["batch_size"]),
+        float(params["rl"]["temperature"]),
+        torch.Generator().manual_seed(derive_seed(seed, STUDY, "sampled")),
+    )
     save_tiny_vlm(model, processor, out_dir)
     record = {
         "steps": int(sft["steps"]),
@@ -230,25 +236,6 @@ def check_gates(gate: Mapping[str, Any], measured: Grounding) -> None:
         )
     if problems:
         raise GateError("the warm start: " + "; ".join(problems))
-
-
-def sampled_accuracy(
-    policy: VisionPolicy, tokenizer: Any, split: Split, params: Mapping[str, Any], seed: int
-) -> float:
-    """The share of `split`'s items whose one answer sampled at the RL temperature concludes
-    right: the reward RL starts from."""
-    generator = torch.Generator().manual_seed(derive_seed(seed, STUDY, "sampled"))
-    temperature = float(params["rl"]["temperature"])
-    hits = 0.0
-    policy.model.eval()
-    with torch.no_grad():
-        for start in range(0, len(split), int(params["eval"]["batch_size"])):
-            part = slice(start, start + int(params["eval"]["batch_size"]))
-            responses = policy.sample(
-                policy.image_tokens(split.pixels[part]), generator, temperature
-            )
-            hits += float(rewards(tokenizer, responses, split.conclusions[part]).sum())
-    return hits / len(split)
 
 
 def rl_settings(params: Mapping[str, Any]) -> RLSettings:

@@ -17,7 +17,6 @@
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -79,12 +78,10 @@ def rewards(
 
 @dataclass(frozen=True)
 class StepStats:
-    """What one RL step did: mean reward, loss, and the seconds of its update (forward, weights,
-    loss, backward, optimizer; sampling and rewards excluded)."""
+    """What one RL step did: the rollouts' mean reward and the loss."""
 
     reward: float
     loss: float
-    update_seconds: float
 
 
 @dataclass(frozen=True)
@@ -165,10 +162,8 @@ def rl_step(
     """One GRPO-family step of `row` on the prompts' images `pixels` [n, ...] with reference
     conclusions `references`: sample, reward, weight, update."""
     rollouts = sample_rollouts(policy, tokenizer, settings, pixels, references, sampling)
-    started = time.perf_counter()
     loss = update_loss(policy, row, settings, rollouts, noise)
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()
-    seconds = time.perf_counter() - started
-    return StepStats(float(rollouts.rewards.mean()), float(loss.detach()), seconds)
+    return StepStats(float(rollouts.rewards.mean()), float(loss.detach()))
