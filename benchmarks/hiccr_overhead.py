@@ -54,7 +54,8 @@ def main() -> None:
     tokenizer = build_tokenizer(vocabulary(spec))
     policy, _ = build_policy(params["model"], tokenizer, int(data.rl.pixels.shape[-1]), 0)
     settings = rl_settings(params)
-    rollouts = first_rollouts(policy, tokenizer, settings, data.rl, int(params["rl"]["prompts"]), 0)
+    prompts = int(params["rl"]["prompts"])
+    policy, rollouts = first_rollouts(policy, tokenizer, settings, data.rl, prompts, 0)
     # Rewards of a random model are all 0; alternate them so every group has an advantage.
     rollouts = dataclasses.replace(
         rollouts, rewards=(torch.arange(len(rollouts.rewards)) % 2).float()

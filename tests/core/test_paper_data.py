@@ -100,6 +100,8 @@ def test_inputs_are_the_files_the_loaders_open():
         "models/clip-vit-base-patch16/config.json",
         "data/raw/something-something-v2/strap_labels.csv",
         "data/raw/kinetics400/strap_labels.csv",
+        "data/raw/hiccr/ViRL39K/39Krelease.parquet",
+        "data/raw/hiccr/MathVista/testmini.parquet",
     } == paths
 
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import torch
 
+from reprolab.core.params import load_schema
 from reprolab.models.lora import LoRA, add_lora
 from reprolab.models.tiny_vlm import build_tiny_llava, build_tokenizer
 
@@ -63,3 +66,10 @@ def test_bad_settings_are_refused():
         LoRA(rank=2, dropout=1.0)
     with pytest.raises(ValueError, match=r"lora targets \['wq'\] match no module"):
         add_lora(_model().model.language_model, LoRA(rank=2, targets=("wq",)), seed=0)
+
+
+def test_the_params_definition_lists_the_fields_of_lora():
+    """Jobs build `LoRA(**params[...]['lora'])` (vngct, hiccr): the shared schema definition's
+    keys must be its fields."""
+    spec = load_schema("defs.schema.yaml")["$defs"]["lora"]
+    assert sorted(spec["properties"]) == sorted(f.name for f in dataclasses.fields(LoRA))

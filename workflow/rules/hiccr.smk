@@ -10,14 +10,20 @@ from reprolab.studies.hiccr.workflow_io import tuned_bases as hiccr_tuned_bases
 HICCR = section("hiccr")
 HICCR_INSTR = section("instr")
 hiccr_check_params(HICCR, HICCR_INSTR["streams"])
-HICCR_ENTRY = HICCR_INSTR["streams"][HICCR["stream"]]
-# A synthetic stream is written under data/raw/instr by the instr family; a real one is a named
-# folder, read as it is (see reprolab.preprocess.sources).
-HICCR_SOURCE = HICCR_ENTRY.get("stream", f"data/raw/instr/{HICCR['stream']}/stream")
-HICCR_INPUTS = {
-    **({"stream": HICCR_SOURCE} if "synthetic" in HICCR_ENTRY else {}),
-    "check": f"data/instr/{HICCR['stream']}/check.json",
-}
+if "benchmarks" in HICCR:
+    # Paper scale: the released checkpoint and benchmark files (reprolab.core.paper_data).
+    HICCR_STREAM_FILE = ""
+    HICCR_INPUTS = {"paper_data": paper_inputs("hiccr")}
+else:
+    HICCR_ENTRY = HICCR_INSTR["streams"][HICCR["stream"]]
+    # A synthetic stream is written under data/raw/instr by the instr family; a real one is a
+    # named folder, read as it is (see reprolab.preprocess.sources).
+    HICCR_SOURCE = HICCR_ENTRY.get("stream", f"data/raw/instr/{HICCR['stream']}/stream")
+    HICCR_STREAM_FILE = f"{HICCR_SOURCE}/stream.yaml"
+    HICCR_INPUTS = {
+        **({"stream": HICCR_SOURCE} if "synthetic" in HICCR_ENTRY else {}),
+        "check": f"data/instr/{HICCR['stream']}/check.json",
+    }
 HICCR_SFT = "data/hiccr/sft/model"
 HICCR_SFT_RECORD = "data/hiccr/sft/record.json"
 HICCR_TUNING = [f"data/hiccr/tuning/{base}.json" for base in hiccr_tuned_bases(HICCR)]
@@ -49,7 +55,7 @@ rule hiccr_sft:
         **job_resources(mem_mb=(4000, 96000), runtime=(30, 1440), gpus=1),
     params:
         study=HICCR,
-        stream=f"{HICCR_SOURCE}/stream.yaml",
+        stream=HICCR_STREAM_FILE,
     script:
         "../scripts/hiccr_sft.py"
 
@@ -75,7 +81,7 @@ rule hiccr_tune_base:
         ),
     params:
         study=HICCR,
-        stream=f"{HICCR_SOURCE}/stream.yaml",
+        stream=HICCR_STREAM_FILE,
         seeds=TUNING_SEEDS,
     script:
         "../scripts/hiccr_tune.py"
@@ -106,7 +112,7 @@ rule hiccr_run:
         ),
     params:
         study=HICCR,
-        stream=f"{HICCR_SOURCE}/stream.yaml",
+        stream=HICCR_STREAM_FILE,
     script:
         "../scripts/hiccr_run.py"
 

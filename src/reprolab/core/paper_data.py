@@ -253,6 +253,24 @@ REAL_ITEM_SOURCES: dict[tuple[str, str], Source] = {
 REAL_ITEM_FOLDERS = frozenset({("clevrer", "annotations")})
 """The `real_items` keys that name a folder of many files: declared by its manifest."""
 
+BENCHMARK_SOURCES: dict[str, Source] = {
+    "train": Source(
+        "ViRL39K: the RL training set of 39k visual reasoning questions (TIGER-Lab; see its card "
+        "for the licences of its sources)",
+        "Download 39Krelease.parquet and images.zip from "
+        "https://huggingface.co/datasets/TIGER-Lab/ViRL39K into {folder} and unzip the images "
+        "there (the parquet's image paths start with images/):",
+        ("(cd {folder} && unzip -q images.zip)",),
+    ),
+    "test": Source(
+        "MathVista testmini: 1,000 items with embedded images (CC BY-SA 4.0)",
+        "Download data/testmini-00000-of-00001-725687bf7a18d64b.parquet from "
+        "https://huggingface.co/datasets/AI4Math/MathVista and save it as the file the params "
+        "name, in {folder}",
+    ),
+}
+"""hiccr's benchmark files (`hiccr.benchmarks.train`, `.test`), by key."""
+
 WSI_ENCODER = "encoder"
 """The key of the wsi tile encoder's checkpoint: read by the features jobs, not the tiling."""
 
@@ -391,6 +409,17 @@ def _strap(values: Mapping[str, Any], config: Mapping[str, Any]) -> Iterator[Pap
             yield _declare("strap", None, spec["labels"], source, str(Path(spec["labels"]).parent))
 
 
+def _hiccr(values: Mapping[str, Any], config: Mapping[str, Any]) -> Iterator[PaperInput]:
+    """With released data (`benchmarks`): the checkpoint RL starts from and the training and
+    test files."""
+    if "benchmarks" not in values:
+        return
+    yield _checkpoint("hiccr", None, values["checkpoint"], "hiccr.checkpoint")
+    for key, source in BENCHMARK_SOURCES.items():
+        path = values["benchmarks"][key]
+        yield _declare("hiccr", None, path, source, str(Path(path).parent))
+
+
 Declaration = Callable[[Mapping[str, Any], Mapping[str, Any]], Iterable[PaperInput]]
 DECLARATIONS: dict[str, Declaration] = {
     "ndfa": _ndfa,
@@ -402,6 +431,7 @@ DECLARATIONS: dict[str, Declaration] = {
     "vngct": _vngct,
     "strap": _strap,
     "nicer": _nicer,
+    "hiccr": _hiccr,
 }
 """Per study or preprocessing family: its paper-scale inputs, from (its section at the active
 scale, the whole configuration). A study reading only generated or bundled data has none."""

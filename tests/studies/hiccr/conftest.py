@@ -10,7 +10,7 @@ import torch
 from reprolab.models.tiny_vlm import BOS, IMAGE, PAD, UNK, build_tiny_llava, build_tokenizer
 from reprolab.preprocess.instr.stream import load_stream
 from reprolab.preprocess.instr.visarith import VisArithSpec, build_visarith, vocabulary
-from reprolab.studies.hiccr.data import VisArithData, answer_ids, load_visarith, prompt_ids
+from reprolab.studies.hiccr.data import Splits, answer_ids, load_visarith, prompt_ids
 from reprolab.studies.hiccr.policy import VisionPolicy
 
 SPEC = {
@@ -27,7 +27,7 @@ def stream_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="package")
-def visarith(stream_path: Path) -> VisArithData:
+def visarith(stream_path: Path) -> Splits:
     return load_visarith(load_stream(stream_path))
 
 

@@ -22,7 +22,7 @@ def test_splits_hold_every_record_with_its_conclusion(stream_path, visarith):
         8,
         10,
     ]
-    for record, conclusion in zip(tasks["rl"].test, visarith.test.conclusions, strict=True):
+    for record, conclusion in zip(tasks["rl"].test, visarith.test.references, strict=True):
         assert conclusion == chain_result(record.meta["digits"])
     assert visarith.sft.pixels.shape == (24, 3, 16, 16)
 

@@ -11,7 +11,14 @@ import pytest
 
 from reprolab.core.io import read_h5, read_json
 from reprolab.core.tuning import read_tuning
-from reprolab.studies.hiccr.jobs import GateError, run_seed, tune_base, warm_start
+from reprolab.studies.hiccr.jobs import (
+    GateError,
+    run_seed,
+    trainable_policy,
+    tune_base,
+    warm_start,
+)
+from tests.studies.hiccr.paper_files import paper_params
 
 PARAMS = {
     "model": {"hidden": 32, "layers": 2, "heads": 2, "patch_size": 8},
@@ -96,3 +103,39 @@ def test_tuning_and_runs_write_their_records_repeatably(stream_path, checkpoint,
     assert list(curve["step"]) == [0, 1, 2] and len(curve["reward"]) == 2
     with pytest.raises(ValueError, match="no tuning record of drgrpo_hiccr's base drgrpo"):
         run_seed(PARAMS, "drgrpo_hiccr", 0, stream, checkpoint, record, [tuned], metrics, curves, 1)
+
+
+def test_the_paper_path_runs_on_a_released_checkpoint_and_benchmark_files(tmp_path):
+    """The paper-scale path in miniature: the released checkpoint is the warm start (gated, no
+    training), LoRA adapters train under RL on ViRL39K items, MathVista items are the test."""
+    params = paper_params(PARAMS, tmp_path / "release")
+    warm = warm_start(params, "", tmp_path / "sft", tmp_path / "sft.json", 1)
+    assert warm["steps"] == 0 and warm["corrupted_digits"] is None
+    assert [point["step"] for point in warm["curve"]] == [0]
+    assert (tmp_path / "sft" / "config.json").is_file()
+    tuned = tmp_path / "grpo.json"
+    tune_base(params, "grpo", [1000], "", tmp_path / "sft", tuned, 1)
+    outputs = []
+    for attempt in ("a", "b"):
+        metrics, curves = tmp_path / f"{attempt}.json", tmp_path / f"{attempt}.h5"
+        run_seed(
+            params,
+            "hiccr",
+            0,
+            "",
+            tmp_path / "sft",
+            tmp_path / "sft.json",
+            [tuned],
+            metrics,
+            curves,
+            1,
+        )
+        outputs.append((digest(metrics), digest(curves)))
+    assert outputs[0] == outputs[1]
+    written = read_json(tmp_path / "a.json")
+    assert written["first_batch"]["reduces_to_base"] is True
+    assert set(written["test"]) >= {"accuracy", "dependence", "attention", "gradient_share"}
+    assert 0.0 < written["test"]["attention"] < 1.0
+    policy, _ = trainable_policy(tmp_path / "sft", params, 0)
+    trained = [name for name, p in policy.model.named_parameters() if p.requires_grad]
+    assert trained and all(".lora_" in name for name in trained)

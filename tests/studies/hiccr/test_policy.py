@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from reprolab.studies.hiccr.data import prompt_ids
 from reprolab.studies.hiccr.policy import VisionPolicy
 
 
@@ -63,3 +64,21 @@ def test_prompts_must_hold_as_many_image_places_as_image_tokens(policy: VisionPo
         policy.prompt_embeddings(torch.zeros(2, 3, 32))
     with pytest.raises(ValueError, match="no <image>"):
         VisionPolicy(policy.model, torch.tensor([1, 7, 8]), 6, policy.eos_id, [])
+
+
+def test_a_question_gets_its_own_prompt_on_the_same_model(policy: VisionPolicy, tokenizer):
+    assert policy.for_question("anything") is policy  # one layout: no prompter
+    ask = prompt_ids(tokenizer, 4, "add the digits", "{image} see {question}")
+
+    def prompter(question: str) -> torch.Tensor:
+        return prompt_ids(tokenizer, 4, question, "{image} see {question}")
+
+    asking = VisionPolicy(policy.model, ask, policy.response_length, policy.eos_id, [0], prompter)
+    view = asking.for_question("add the digits , so")
+    assert view.model is asking.model and view.bias is asking.bias
+    assert view.prompt_length == asking.prompt_length + 2
+    assert asking.for_question("add the digits , so") is view
+    assert view.for_question("add the digits") is asking.for_question("add the digits")
+    images = pixels(1, 2)
+    responses = view.sample(view.image_tokens(images), torch.Generator().manual_seed(0))
+    assert view.response_logprobs(images, responses).logp.shape == responses.shape

@@ -191,3 +191,9 @@ def test_params_checks_name_the_key():
         target[path[-1]] = value
         with pytest.raises(ValueError, match=key):
             check_params(bad, streams)
+    both = {**params, "benchmarks": {"train": "t.parquet"}}
+    neither = {k: v for k, v in params.items() if k != "stream"}
+    for bad in (both, neither):
+        with pytest.raises(ValueError, match="exactly one of `stream`"):
+            check_params(bad, streams)
+    check_params({**neither, "benchmarks": {"train": "t.parquet"}}, streams)

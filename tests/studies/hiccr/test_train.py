@@ -5,15 +5,16 @@ zero strengths is GRPO's step exactly."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 
 import torch
 
 from reprolab.studies.hiccr.credit import CreditConfig
-from reprolab.studies.hiccr.data import answer_ids
+from reprolab.studies.hiccr.data import answer_ids, concludes_with, conclusion
 from reprolab.studies.hiccr.rows import ROWS
 from reprolab.studies.hiccr.train import (
     RLSettings,
-    conclusions,
+    response_texts,
     rewards,
     rl_step,
     supervised_step,
@@ -29,8 +30,8 @@ def test_rewards_score_the_conclusion_and_refuse_answers_out_of_format(tokenizer
     truncated = responses[0].clone()
     truncated[-3] = tokenizer.eos_token_id  # stops before "so 0"
     batch = torch.stack([responses[0], responses[1], truncated])
-    assert rewards(tokenizer, batch, [0, 0, 0]).tolist() == [1.0, 0.0, 0.0]
-    assert rewards(tokenizer, batch[:2], [9, 9]).tolist() == [0.0, 1.0]
+    assert rewards(tokenizer, batch, [0, 0, 0], concludes_with).tolist() == [1.0, 0.0, 0.0]
+    assert rewards(tokenizer, batch[:2], [9, 9], concludes_with).tolist() == [0.0, 1.0]
 
 
 def test_the_warm_start_lowers_the_loss_of_its_demonstrations(policy, tokenizer, visarith):
@@ -45,14 +46,14 @@ def step_once(policy, tokenizer, visarith, method, settings=SETTINGS, seed=0, re
     policy = copy.copy(policy)
     policy.model = model
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+    prompts = dataclasses.replace(visarith.rl.subset([0, 1]), references=list(references))
     stats = rl_step(
         policy,
         tokenizer,
         optimizer,
         ROWS[method],
         settings,
-        visarith.rl.pixels[:2],
-        list(references),
+        prompts,
         torch.Generator().manual_seed(seed),
         torch.Generator().manual_seed(seed + 1),
     )
@@ -70,7 +71,7 @@ def rewarded_policy(policy, tokenizer, visarith, seed):
     repeated = visarith.rl.pixels[:2].repeat_interleave(SETTINGS.group_size, 0)
     policy.model.eval()
     sampled = policy.sample(policy.image_tokens(repeated), torch.Generator().manual_seed(seed))
-    found = conclusions(tokenizer, sampled)
+    found = [conclusion(text) for text in response_texts(tokenizer, sampled)]
     return policy, (found[0], found[SETTINGS.group_size])
 
 

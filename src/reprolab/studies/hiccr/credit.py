@@ -97,7 +97,7 @@ def random_token_weights(
 ) -> torch.Tensor:
     """The random control: token weights from standard normal noise (drawn from `generator`),
     with HiCCR's α, clipping and renormalisation."""
-    noise = torch.randn(mask.shape, generator=generator, dtype=torch.float32)
+    noise = torch.randn(mask.shape, generator=generator, dtype=torch.float32, device=mask.device)
     return _renormalised(1.0 + config.alpha * noise, mask, config.token_clip)
 
 

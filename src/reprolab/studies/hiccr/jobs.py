@@ -1,10 +1,12 @@
 """hiccr's jobs: the supervised warm start with its gates, the RL runs, and the base algorithms'
 tuning.
 
-* `warm_start` (one job): a tiny LLaVA built from params (a word-level tokenizer of the
-  stream's words) is trained for `sft.steps` steps on the `sft` demonstrations, whose reading
-  is wrong at `sft.corruption` (`corrupted`: the card's warm start, a model that has learnt the
-  format and the arithmetic but reads with a guesser's noise, which RL can then sharpen). Then
+* `warm_start` (one job): at paper scale (`checkpoint`) the released instruction-tuned LLaVA
+  is the warm start as it is (its gates are still checked and recorded); otherwise a tiny LLaVA
+  built from params (a word-level tokenizer of the stream's words) is trained for `sft.steps`
+  steps on the `sft` demonstrations, whose reading is wrong at `sft.corruption` (`corrupted`:
+  the card's warm start, a model that has learnt the format and the arithmetic but reads with a
+  guesser's noise, which RL can then sharpen). Then
   the card's gates must hold on the gate items (never the test items): greedy accuracy inside
   `sft.gate.accuracy` and functional dependence at least `sft.gate.min_dependence`; otherwise
   the job fails naming what it measured, and no RL job starts. The checkpoint is saved with
@@ -22,6 +24,13 @@ tuning.
   built on a base (random, token, trajectory, HiCCR) use its learning rate: HiCCR's weights keep
   each rollout's total credit, so the step size means the same, and a rate tuned for the
   baseline favours the baseline, never the method.
+
+The items come from the VisArith stream, or at paper scale from the released benchmark files
+(`benchmarks`: studies.hiccr.benchmark_data). The model runs on `runtime.device` in
+`runtime.dtype` (float32 on the CPU at smoke scale); with `lora` (paper scale) RL trains only
+LoRA adapters on the language model's attention (models.lora), the vision tower, projector and
+every other weight frozen, instead of every weight. Generators live on the
+model's device, so a GPU run is seeded like a CPU run (its bits differ from the CPU's).
 """
 
 from __future__ import annotations
@@ -36,10 +45,11 @@ import numpy as np
 import torch
 from transformers import LlavaForConditionalGeneration, LlavaProcessor
 
-from reprolab.core.determinism import derive_seed, seed_everything
+from reprolab.core.determinism import derive_seed, resolve_device, seed_everything
 from reprolab.core.io import read_json, write_h5, write_json
 from reprolab.core.progress import progress
 from reprolab.core.tuning import selected, tune, write_tuning
+from reprolab.models.lora import LoRA, add_lora
 from reprolab.models.tiny_vlm import (
     BOS,
     IMAGE,
@@ -52,9 +62,17 @@ from reprolab.models.tiny_vlm import (
 )
 from reprolab.preprocess.instr.stream import load_stream
 from reprolab.preprocess.instr.visarith import chain_answer, parse_chain
+from reprolab.studies.hiccr.benchmark_data import load_benchmarks
 from reprolab.studies.hiccr.cost import count_operations
 from reprolab.studies.hiccr.credit import CreditConfig
-from reprolab.studies.hiccr.data import Split, VisArithData, answer_ids, load_visarith, prompt_ids
+from reprolab.studies.hiccr.data import (
+    Split,
+    Splits,
+    answer_ids,
+    load_visarith,
+    prompt_ids,
+    question_groups,
+)
 from reprolab.studies.hiccr.evaluate import Grounding, evaluate, sampled_accuracy
 from reprolab.studies.hiccr.policy import VisionPolicy
 from reprolab.studies.hiccr.rows import ROWS, Row
@@ -79,19 +97,52 @@ class GateError(RuntimeError):
     """The warm start missed the card's gates: RL would start from a model unfit for it."""
 
 
-def make_policy(model: LlavaForConditionalGeneration, tokenizer: Any) -> VisionPolicy:
-    """The policy view of `model` for VisArith prompts (fixed answer length)."""
-    banned = tokenizer.convert_tokens_to_ids([PAD, BOS, UNK, IMAGE])
-    length = answer_ids(tokenizer, ["see 0 0 0 0 , 0 + 0 = 0 , 0 + 0 = 0 , 0 + 0 = 0 , so 0"])
-    prompt = prompt_ids(tokenizer, tokens_per_image(model.config))
-    return VisionPolicy(model, prompt, int(length.shape[1]), tokenizer.eos_token_id, banned)
+def make_policy(
+    model: LlavaForConditionalGeneration, tokenizer: Any, params: Mapping[str, Any]
+) -> VisionPolicy:
+    """The policy view of `model`: for VisArith prompts (fixed answer length), or with
+    `benchmarks` a prompt per question from the params `prompt` template and responses of
+    `benchmarks.max_new_tokens` tokens. Every special token but the end token is banned."""
+    image_tokens = tokens_per_image(model.config)
+    if "benchmarks" not in params:
+        banned = tokenizer.convert_tokens_to_ids([PAD, BOS, UNK, IMAGE])
+        length = answer_ids(tokenizer, ["see 0 0 0 0 , 0 + 0 = 0 , 0 + 0 = 0 , 0 + 0 = 0 , so 0"])
+        prompt = prompt_ids(tokenizer, image_tokens)
+        return VisionPolicy(model, prompt, int(length.shape[1]), tokenizer.eos_token_id, banned)
+    template = str(params["prompt"])
+
+    def prompter(question: str) -> torch.Tensor:
+        return prompt_ids(tokenizer, image_tokens, question, template)
+
+    end = tokenizer.eos_token_id
+    banned = [
+        i for i in tokenizer.all_special_ids if i != end and i < model.config.text_config.vocab_size
+    ]
+    length = int(params["benchmarks"]["max_new_tokens"])
+    return VisionPolicy(model, prompter("?"), length, end, banned, prompter)
+
+
+def load_data(params: Mapping[str, Any], stream_dir: str | Path, checkpoint: str | Path) -> Splits:
+    """The study's splits: from the released benchmark files (`benchmarks`, images prepared by
+    the image processor saved with `checkpoint`), else from the VisArith stream at
+    `stream_dir`."""
+    if "benchmarks" in params:
+        processor = LlavaProcessor.from_pretrained(checkpoint, local_files_only=True)
+        seed = int(params["sft"]["seed"])
+        return load_benchmarks(params["benchmarks"], seed, processor.image_processor)
+    return load_visarith(load_stream(stream_dir))
+
+
+def generator(policy: VisionPolicy, seed: int, *names: str) -> torch.Generator:
+    """A generator on the policy's device, seeded by `seed` and `names` (derive_seed)."""
+    return torch.Generator(device=policy.device).manual_seed(derive_seed(seed, STUDY, *names))
 
 
 def build_policy(
     spec: Mapping[str, Any], tokenizer: Any, image_size: int, seed: int
 ) -> tuple[VisionPolicy, LlavaProcessor]:
-    """A seeded random tiny LLaVA of params `model` (eager attention) as a policy, and its
-    processor."""
+    """A seeded random tiny LLaVA of params `model` (eager attention) as a VisArith policy, and
+    its processor."""
     model, processor = build_tiny_llava(
         tokenizer,
         seed=seed,
@@ -103,32 +154,47 @@ def build_policy(
         pixel_mean_std=PIXEL_MEAN_STD,
     )
     model.set_attn_implementation("eager")
-    return make_policy(model, tokenizer), processor
+    return make_policy(model, tokenizer, {}), processor
 
 
 def first_rollouts(
     policy: VisionPolicy, tokenizer: Any, settings: RLSettings, split: Split, count: int, seed: int
 ) -> Rollouts:
-    """Rollouts of the first `count` prompts of `split`, sampled from a generator of `seed`: the
-    batch the overhead and the zero-strength checks are measured on."""
-    return sample_rollouts(
-        policy,
-        tokenizer,
-        settings,
-        split.pixels[:count],
-        split.conclusions[:count],
-        torch.Generator().manual_seed(derive_seed(seed, STUDY, "check")),
-    )
+    """Rollouts of the first `count` prompts of `split` that share its first question, sampled
+    from a generator of `seed`: the batch the overhead and the zero-strength checks are measured
+    on (returned with the policy's view for that question)."""
+    first = question_groups(split.questions, range(len(split)))[0][:count]
+    view = policy.for_question(split.questions[first[0]])
+    sampling = generator(policy, seed, "check")
+    return view, sample_rollouts(view, tokenizer, settings, split.subset(first), sampling)
 
 
-def load_checkpoint(folder: str | Path) -> tuple[VisionPolicy, Any]:
-    """The policy and tokenizer of a saved checkpoint, from the folder only."""
+def trainable_policy(
+    checkpoint: str | Path, params: Mapping[str, Any], seed: int
+) -> tuple[VisionPolicy, Any]:
+    """The policy RL trains from `checkpoint`, and its tokenizer: every weight, or with `lora`
+    only the seeded LoRA adapters on the language model's attention (everything else frozen)."""
+    policy, tokenizer, _ = load_checkpoint(checkpoint, params)
+    if params.get("lora", {}).get("rank", 0):
+        policy.model.requires_grad_(False)
+        lora = LoRA(**params["lora"])
+        add_lora(policy.model.model.language_model, lora, derive_seed(seed, STUDY, "lora"))
+    return policy, tokenizer
+
+
+def load_checkpoint(
+    folder: str | Path, params: Mapping[str, Any]
+) -> tuple[VisionPolicy, Any, LlavaProcessor]:
+    """The policy, tokenizer and processor of a saved checkpoint, from the folder only, on
+    `runtime.device` in `runtime.dtype` (float32 on the CPU without `runtime`)."""
+    runtime = params.get("runtime", {"device": "cpu", "dtype": "float32"})
     processor = LlavaProcessor.from_pretrained(folder, local_files_only=True)
     model = LlavaForConditionalGeneration.from_pretrained(
-        folder, dtype=torch.float32, local_files_only=True
+        folder, dtype=getattr(torch, runtime["dtype"]), local_files_only=True
     )
     model.set_attn_implementation("eager")
-    return make_policy(model.eval(), processor.tokenizer), processor.tokenizer
+    model = model.to(resolve_device(runtime["device"])).eval()
+    return make_policy(model, processor.tokenizer, params), processor.tokenizer, processor
 
 
 def _metrics(
@@ -138,15 +204,10 @@ def _metrics(
         policy,
         tokenizer,
         split,
-        answer_ids(tokenizer, split.answers),
+        answer_ids(tokenizer, split.answers, pad=split.reading is None),
         int(params["eval"]["batch_size"]),
         int(params["rl"]["last_layers"]),
     )
-
-
-def _subset(split: Split, count: int) -> Split:
-    """The first `count` items of `split` (the curve items)."""
-    return Split(split.pixels[:count], split.answers[:count], split.conclusions[:count])
 
 
 def warm_start(
@@ -158,6 +219,8 @@ def warm_start(
 ) -> dict[str, Any]:
     """Train, gate and save the SFT checkpoint in `out_dir` (module docstring); write its
     record (steps, gate and test metrics, the warm start's curve) to `out_metrics`."""
+    if "checkpoint" in params:
+        return released_warm_start(params, out_dir, out_metrics, threads)
     spec, sft = params["model"], params["sft"]
     seed = derive_seed(int(sft["seed"]), STUDY, "sft")
     seed_everything(seed, threads)
@@ -178,22 +241,62 @@ def warm_start(
             gate = _metrics(policy, tokenizer, data.gate, params)
             curve.append({"step": step, "loss": loss, **gate.as_dict()})
             log.info("sft step %d: loss %.4f, gate accuracy %.3f", step, loss, gate.accuracy)
-    check_gates(sft["gate"], gate)
+    record = {
+        "steps": int(sft["steps"]),
+        "corrupted_digits": changed_share(data.sft.answers, demonstrations),
+        **gate_and_save(policy, tokenizer, processor, data, gate, params, seed, out_dir),
+        "curve": curve,
+    }
+    write_json(out_metrics, record)
+    return record
+
+
+def gate_and_save(
+    policy: VisionPolicy,
+    tokenizer: Any,
+    processor: LlavaProcessor,
+    data: Splits,
+    gate: Grounding,
+    params: Mapping[str, Any],
+    seed: int,
+    out_dir: str | Path,
+) -> dict[str, Any]:
+    """The end of either warm start: the card's gates on its gate metrics `gate` (GateError
+    when missed, before anything is saved), the accuracy of answers sampled at the RL
+    temperature on the gate items (the reward RL starts from), the checkpoint saved to
+    `out_dir` with its processor, and the record's `gate` and `test` parts."""
+    check_gates(params["sft"]["gate"], gate)
     sampled = sampled_accuracy(
         policy,
         tokenizer,
         data.gate,
         int(params["eval"]["batch_size"]),
         float(params["rl"]["temperature"]),
-        torch.Generator().manual_seed(derive_seed(seed, STUDY, "sampled")),
+        generator(policy, seed, "sampled"),
     )
-    save_tiny_vlm(model, processor, out_dir)
-    record = {
-        "steps": int(sft["steps"]),
-        "corrupted_digits": changed_share(data.sft.answers, demonstrations),
+    save_tiny_vlm(policy.model, processor, out_dir)
+    return {
         "gate": {**gate.as_dict(), "sampled_accuracy": sampled},
         "test": _metrics(policy, tokenizer, data.test, params).as_dict(),
-        "curve": curve,
+    }
+
+
+def released_warm_start(
+    params: Mapping[str, Any], out_dir: str | Path, out_metrics: str | Path, threads: int
+) -> dict[str, Any]:
+    """The paper-scale warm start: the released checkpoint `checkpoint` as it is, its gates
+    checked on the gate items, saved to `out_dir` with its processor, and its record written
+    (no training steps, no demonstrations, so no corrupted digits)."""
+    seed = derive_seed(int(params["sft"]["seed"]), STUDY, "sft")
+    seed_everything(seed, threads)
+    policy, tokenizer, processor = load_checkpoint(params["checkpoint"], params)
+    data = load_data(params, "", params["checkpoint"])
+    gate = _metrics(policy, tokenizer, data.gate, params)
+    record = {
+        "steps": 0,
+        "corrupted_digits": None,
+        **gate_and_save(policy, tokenizer, processor, data, gate, params, seed, out_dir),
+        "curve": [{"step": 0, "loss": None, **gate.as_dict()}],
     }
     write_json(out_metrics, record)
     return record
@@ -264,7 +367,7 @@ def update_checks(
     base = ROWS[row.base]
 
     def gradients(which: Row, config: CreditConfig) -> tuple[torch.Tensor, ...]:
-        noise = torch.Generator().manual_seed(derive_seed(seed, STUDY, "check"))
+        noise = generator(policy, seed, "check")
         flat = RLSettings(settings.group_size, settings.temperature, settings.last_layers, config)
         loss = update_loss(policy, which, flat, rollouts, noise)
         grads = torch.autograd.grad(loss, parameters, allow_unused=True)  # e.g. CLIP's CLS path
@@ -288,7 +391,7 @@ def rl_run(
     seed: int,
     lr: float,
     checkpoint: str | Path,
-    data: VisArithData,
+    data: Splits,
     curve_split: Split | None,
     threads: int,
 ) -> tuple[VisionPolicy, Any, list[dict[str, float]], list[float]]:
@@ -296,13 +399,14 @@ def rl_run(
     trained policy, its tokenizer, the curve (metrics of `curve_split` every `rl.eval_every`
     steps, step 0 included; empty without a split) and the mean reward of every step."""
     seed_everything(derive_seed(seed, STUDY, "rl"), threads)
-    policy, tokenizer = load_checkpoint(checkpoint)
+    policy, tokenizer = trainable_policy(checkpoint, params, seed)
     rl = params["rl"]
     settings = rl_settings(params)
-    optimizer = torch.optim.Adam(policy.model.parameters(), lr=lr)
+    trained = [p for p in policy.model.parameters() if p.requires_grad]
+    optimizer = torch.optim.Adam(trained, lr=lr)
     prompts = np.random.default_rng(derive_seed(seed, STUDY, "prompts"))
-    sampling = torch.Generator().manual_seed(derive_seed(seed, STUDY, "sampling"))
-    noise = torch.Generator().manual_seed(derive_seed(seed, STUDY, "noise"))
+    sampling = generator(policy, seed, "sampling")
+    noise = generator(policy, seed, "noise")
     curve = []
 
     def record_curve(step: int) -> None:
@@ -313,18 +417,10 @@ def rl_run(
     record_curve(0)
     rewards = []
     for step in progress(range(1, int(rl["steps"]) + 1), f"{method} seed {seed}"):
-        batch = torch.from_numpy(prompts.choice(len(data.rl), int(rl["prompts"]), replace=False))
-        references = [data.rl.conclusions[i] for i in batch.tolist()]
+        batch = prompts.choice(len(data.rl), int(rl["prompts"]), replace=False)
+        step_prompts = data.rl.subset(batch.tolist())
         stats = rl_step(
-            policy,
-            tokenizer,
-            optimizer,
-            ROWS[method],
-            settings,
-            data.rl.pixels[batch],
-            references,
-            sampling,
-            noise,
+            policy, tokenizer, optimizer, ROWS[method], settings, step_prompts, sampling, noise
         )
         rewards.append(stats.reward)
         if step % int(rl["eval_every"]) == 0:
@@ -347,7 +443,7 @@ def tune_base(
     threads: int,
 ) -> dict[str, Any]:
     """Tune base row `base`'s learning rate over `tune.grid.<base>` on `seeds` (gate items)."""
-    data = load_visarith(load_stream(stream_dir))
+    data = load_data(params, stream_dir, checkpoint)
 
     def score(values: dict[str, Any], seed: int) -> float:
         policy, tokenizer, _, _ = rl_run(
@@ -381,15 +477,15 @@ def run_seed(
     if base not in tuned:
         raise ValueError(f"no tuning record of {method}'s base {base} among {list(tuning_paths)}")
     lr = float(tuned[base]["lr"])
-    data = load_visarith(load_stream(stream_dir))
     seed_everything(derive_seed(seed, STUDY, "check"), threads)
-    policy, tokenizer = load_checkpoint(checkpoint)
+    policy, tokenizer = trainable_policy(checkpoint, params, seed)
+    data = load_data(params, stream_dir, checkpoint)
     settings = rl_settings(params)
-    rollouts = first_rollouts(
+    view, rollouts = first_rollouts(
         policy, tokenizer, settings, data.rl, int(params["rl"]["prompts"]), seed
     )
-    checks = update_checks(policy, ROWS[method], settings, rollouts, seed)
-    curve_split = _subset(data.test, int(params["rl"]["curve_items"]))
+    checks = update_checks(view, ROWS[method], settings, rollouts, seed)
+    curve_split = data.test.subset(range(min(len(data.test), int(params["rl"]["curve_items"]))))
     policy, tokenizer, curve, rewards = rl_run(
         params, method, seed, lr, checkpoint, data, curve_split, threads
     )

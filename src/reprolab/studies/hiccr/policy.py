@@ -1,8 +1,10 @@
 """A `LlavaForConditionalGeneration` seen as an RL policy over fixed-length responses.
 
-The policy answers one prompt layout per batch (at smoke scale every item has the same prompt,
-`<image>` tokens then the instruction) with responses of exactly `response_length` sampled
-tokens; everything after the first end-of-sequence token is left out by `response_mask`.
+The policy answers one prompt layout per batch with responses of exactly `response_length`
+sampled tokens; everything after the first end-of-sequence token is left out by
+`response_mask`. At smoke scale every item has the same prompt (`<image>` tokens then the
+request); where questions differ (paper scale), `for_question` gives the view of the same model
+for one question's prompt, built by the policy's `prompter`.
 
 Choices:
 
@@ -14,11 +16,14 @@ Choices:
   logits are masked in sampling and in the log-probabilities alike, so the policy being trained
   is the policy that sampled.
 * Sampling runs one step per token on the key-value cache, drawing from the caller's
-  `torch.Generator` (temperature `temperature`), or greedily.
+  `torch.Generator` (temperature `temperature`, on the model's device), or greedily.
+* Inputs are moved to the model's device and the vision tower's dtype (a bfloat16 checkpoint on
+  a GPU at paper scale); log-probabilities are computed in float32.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -44,19 +49,37 @@ class VisionPolicy:
         response_length: int,
         eos_id: int,
         banned_ids: list[int],
+        prompter: Callable[[str], torch.Tensor] | None = None,
     ) -> None:
         if prompt_ids.ndim != 1:
             raise ValueError(f"prompt_ids of shape {tuple(prompt_ids.shape)}: expected [P]")
         self.model = model
-        self.prompt_ids = prompt_ids
+        self.device = model.device
+        self.prompt_ids = prompt_ids.to(self.device)
         self.response_length = response_length
         self.eos_id = eos_id
         self.image_token_id = model.config.image_token_id
-        self.image_positions = prompt_ids == self.image_token_id
+        self.image_positions = self.prompt_ids == self.image_token_id
         if not self.image_positions.any():
             raise ValueError("the prompt holds no <image> token")
-        self.bias = torch.zeros(model.config.text_config.vocab_size)
+        self.bias = torch.zeros(model.config.text_config.vocab_size, device=self.device)
         self.bias[banned_ids] = float("-inf")
+        self.prompter = prompter
+        self._views: dict[str, VisionPolicy] = {}
+
+    def for_question(self, question: str) -> VisionPolicy:
+        """The view of this model for `question`'s prompt (built by `prompter`, cached). Without
+        a prompter the policy has one prompt layout for every item (VisArith's single request),
+        and is its own view."""
+        if self.prompter is None:
+            return self
+        if question not in self._views:
+            view = VisionPolicy(
+                self.model, self.prompter(question), self.response_length, self.eos_id, []
+            )
+            view.bias, view.prompter, view._views = self.bias, self.prompter, self._views
+            self._views[question] = view
+        return self._views[question]
 
     @property
     def prompt_length(self) -> int:
@@ -65,8 +88,9 @@ class VisionPolicy:
     def image_tokens(self, pixel_values: torch.Tensor) -> torch.Tensor:
         """Projected image tokens [B, I, hidden] of `pixel_values` [B, 3, H, W]."""
         config = self.model.config
+        tower = self.model.model.vision_tower
         features = self.model.model.get_image_features(
-            pixel_values=pixel_values,
+            pixel_values=pixel_values.to(self.device, tower.dtype),
             vision_feature_layer=config.vision_feature_layer,
             vision_feature_select_strategy=config.vision_feature_select_strategy,
         ).pooler_output
@@ -86,7 +110,7 @@ class VisionPolicy:
         self, image_tokens: torch.Tensor, responses: torch.Tensor
     ) -> torch.Tensor:
         """[B, P + T, hidden] embeddings of prompt and `responses` [B, T]."""
-        response = self.model.get_input_embeddings()(responses)
+        response = self.model.get_input_embeddings()(responses.to(self.device))
         return torch.cat([self.prompt_embeddings(image_tokens), response], 1)
 
     def response_logprobs_from_embeddings(
@@ -97,7 +121,8 @@ class VisionPolicy:
         out = self.model(inputs_embeds=embeddings, output_attentions=attentions)
         start = self.prompt_length
         logits = out.logits[:, start - 1 : -1].float() + self.bias
-        logp = torch.log_softmax(logits, -1).gather(-1, responses[..., None])[..., 0]
+        targets = responses.to(self.device)[..., None]
+        logp = torch.log_softmax(logits, -1).gather(-1, targets)[..., 0]
         return ResponseLogprobs(logp, tuple(out.attentions) if attentions else None)
 
     def response_logprobs(
@@ -109,7 +134,7 @@ class VisionPolicy:
 
     def image_mask(self, batch: int) -> torch.Tensor:
         """[batch, P + T] marks of the image-token positions of a whole sequence."""
-        tail = torch.zeros(self.response_length, dtype=torch.bool)
+        tail = torch.zeros(self.response_length, dtype=torch.bool, device=self.device)
         return torch.cat([self.image_positions, tail]).expand(batch, -1)
 
     @torch.no_grad()

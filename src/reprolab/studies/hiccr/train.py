@@ -3,7 +3,7 @@
 * `supervised_step`: teacher-forced cross-entropy on demonstration answers (every response
   token, the end token included), one Adam step.
 * `rl_step`: `group_size` rollouts of each prompt sampled at `temperature`, rewarded by
-  `rewards` (1 when the generated answer's conclusion is the reference's), turned into token
+  `rewards` (1 when the split's verifier accepts the generated answer), turned into token
   advantages by the row's credit rule (`credit.token_advantages`) and one Adam step on the
   clipped surrogate. The grounding scores of the row's weights are the image attention masses
   (`grounding.image_attention_mass`, last `last_layers` layers) of the same forward pass that
@@ -12,24 +12,26 @@
   weighting, and the overhead benchmark times exactly the weighting's cost.
 * One update per batch of rollouts: π_old is the sampling policy, so ρ = 1 at the update and
   the clipping never binds; the loss is still the clipped surrogate the card and TRL state.
+* Prompts that share a question (every VisArith prompt) are sampled and scored in one batch;
+  prompts with different questions (paper scale) in one batch per question, whose losses,
+  weighted by their share of the prompts, are backpropagated one after the other (so only one
+  batch's activations are held) before the single optimiser step.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 from transformers import PreTrainedTokenizerFast
 
 from reprolab.studies.hiccr.credit import CreditConfig, policy_loss, token_advantages
+from reprolab.studies.hiccr.data import Split, question_groups
 from reprolab.studies.hiccr.grounding import image_attention_mass
 from reprolab.studies.hiccr.policy import VisionPolicy
 from reprolab.studies.hiccr.rows import Row
-
-CONCLUSION = re.compile(r"(?:^|\s)so\s+(\d)\s*$")
-"""A response's closing `so <digit>`."""
 
 
 def supervised_step(
@@ -47,33 +49,26 @@ def supervised_step(
     return float(loss.detach())
 
 
-def conclusion(text: str) -> int | None:
-    """The answer a response concludes with: the digit of its closing `so <digit>`, None when
-    it does not end that way. Only the conclusion is verified, as RLVR extracts a final answer
-    and ignores the working: a chain with a slip in it still earns the reward when its
-    conclusion is right (and a strict format check would leave almost every rollout sampled at
-    temperature 1 unrewarded)."""
-    match = CONCLUSION.search(text)
-    return None if match is None else int(match.group(1))
-
-
-def conclusions(tokenizer: PreTrainedTokenizerFast, responses: torch.Tensor) -> list[int | None]:
-    """`conclusion` of each generated response (its text up to its first end token)."""
-    found = []
+def response_texts(tokenizer: PreTrainedTokenizerFast, responses: torch.Tensor) -> list[str]:
+    """The text of each generated response, up to its first end token."""
+    texts = []
     for row in responses.tolist():
         if tokenizer.eos_token_id in row:
             row = row[: row.index(tokenizer.eos_token_id)]
-        found.append(conclusion(tokenizer.decode(row, skip_special_tokens=True)))
-    return found
+        texts.append(tokenizer.decode(row, skip_special_tokens=True))
+    return texts
 
 
 def rewards(
-    tokenizer: PreTrainedTokenizerFast, responses: torch.Tensor, references: Sequence[int]
+    tokenizer: PreTrainedTokenizerFast,
+    responses: torch.Tensor,
+    references: Sequence[Any],
+    verify: Callable[[str, Any], bool],
 ) -> torch.Tensor:
-    """[B] verifiable rewards: 1.0 where a response concludes with its reference, else 0.0 (a
-    response out of the format concludes nothing)."""
-    found = conclusions(tokenizer, responses)
-    return torch.tensor([float(f == r) for f, r in zip(found, references, strict=True)])
+    """[B] verifiable rewards: 1.0 where `verify` accepts a response for its reference, else
+    0.0 (a response out of the verifier's format earns nothing)."""
+    texts = response_texts(tokenizer, responses)
+    return torch.tensor([float(verify(t, r)) for t, r in zip(texts, references, strict=True)])
 
 
 @dataclass(frozen=True)
@@ -108,17 +103,18 @@ def sample_rollouts(
     policy: VisionPolicy,
     tokenizer: PreTrainedTokenizerFast,
     settings: RLSettings,
-    pixels: torch.Tensor,
-    references: Sequence[int],
+    split: Split,
     sampling: torch.Generator,
 ) -> Rollouts:
-    """The rollouts of the prompts' images `pixels` [n, ...], rewarded against `references`."""
+    """The rollouts of every item of `split` (one question: `policy` is its view), rewarded by
+    the split's verifier."""
     group = settings.group_size
-    repeated = pixels.repeat_interleave(group, 0)
+    repeated = split.pixels[torch.arange(len(split))].repeat_interleave(group, 0)
     policy.model.eval()
     with torch.no_grad():
         responses = policy.sample(policy.image_tokens(repeated), sampling, settings.temperature)
-    reward = rewards(tokenizer, responses, [r for r in references for _ in range(group)])
+    references = [r for r in split.references for _ in range(group)]
+    reward = rewards(tokenizer, responses, references, split.verify)
     return Rollouts(repeated, responses, reward, policy.response_mask(responses))
 
 
@@ -154,16 +150,21 @@ def rl_step(
     optimizer: torch.optim.Optimizer,
     row: Row,
     settings: RLSettings,
-    pixels: torch.Tensor,
-    references: Sequence[int],
+    prompts: Split,
     sampling: torch.Generator,
     noise: torch.Generator,
 ) -> StepStats:
-    """One GRPO-family step of `row` on the prompts' images `pixels` [n, ...] with reference
-    conclusions `references`: sample, reward, weight, update."""
-    rollouts = sample_rollouts(policy, tokenizer, settings, pixels, references, sampling)
-    loss = update_loss(policy, row, settings, rollouts, noise)
+    """One GRPO-family step of `row` on the items `prompts`: sample, reward, weight, update (one
+    batch per question, module docstring)."""
     optimizer.zero_grad()
-    loss.backward()
+    total_loss, all_rewards = 0.0, []
+    for group in question_groups(prompts.questions, range(len(prompts))):
+        items = prompts.subset(group) if len(group) < len(prompts) else prompts
+        view = policy.for_question(items.questions[0])
+        rollouts = sample_rollouts(view, tokenizer, settings, items, sampling)
+        loss = update_loss(view, row, settings, rollouts, noise) * (len(group) / len(prompts))
+        loss.backward()
+        total_loss += float(loss.detach())
+        all_rewards.append(rollouts.rewards)
     optimizer.step()
-    return StepStats(float(rollouts.rewards.mean()), float(loss.detach()))
+    return StepStats(float(torch.cat(all_rewards).mean()), total_loss)

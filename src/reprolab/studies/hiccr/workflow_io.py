@@ -22,11 +22,17 @@ def tuned_bases(params: Mapping[str, Any]) -> list[str]:
 
 
 def check_params(params: Mapping[str, Any], streams: Mapping[str, Any]) -> None:
-    """Reject what the schema (studies/hiccr.schema.yaml) cannot: `stream` must be an entry of
-    `instr.streams`, every tuned base needs a grid and the grids one size (the same tuning
-    budget), and the gate's window and the clipping ranges must be ordered. ValueError naming
-    the key."""
-    if params["stream"] not in streams:
+    """Reject what the schema (studies/hiccr.schema.yaml) cannot: the items come from exactly
+    one of `stream` (an entry of `instr.streams`) and `benchmarks` (released files), every
+    tuned base needs a grid and the grids one size (the same tuning budget), and the gate's
+    window and the clipping ranges must be ordered. ValueError naming the key. (What each
+    source needs beside it, the tiny `model` or the `checkpoint`, is the schema's.)"""
+    if ("stream" in params) == ("benchmarks" in params):
+        raise ValueError(
+            "hiccr: name the items by exactly one of `stream` (a VisArith stream) and "
+            "`benchmarks` (released files); drop the other with `null` at the scale"
+        )
+    if "stream" in params and params["stream"] not in streams:
         raise ValueError(
             f"hiccr.stream: {params['stream']!r} is not an instr.streams entry "
             f"(known: {', '.join(sorted(streams))})"
