@@ -1,0 +1,45 @@
+"""The rows of trpr's table that route: how each one mixes its experts in training and at
+inference.
+
+* `ncm`: no adapters; nearest class mean on the frozen backbone's features (SimpleCIL).
+* `moe`: MoE adapters with the router's own distribution p, in training and at inference.
+* `trpr_inference` (what the design card's prototype found to work): plain routing in
+  training; each class's anchor is its mean routing at the end of its task; at inference p is
+  projected onto the KL ball around the image's soft anchor.
+* `trpr_card` (the card as written): in training each image's routing is projected onto the
+  ball around its label's anchor (the moving average of the class's routing while it trains)
+  and fused with p by the learned gate; at inference the same with the soft anchor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Method:
+    """What a row trains and how it routes (module docstring)."""
+
+    adapters: bool = True
+    anchor: str | None = None
+    train_projection: bool = False
+    infer_projection: bool = False
+    gate: bool = False
+
+    def __post_init__(self) -> None:
+        if self.anchor not in (None, "mean", "ema"):
+            raise ValueError(f"anchor {self.anchor!r}: expected None, 'mean' or 'ema'")
+        projects = self.train_projection or self.infer_projection
+        if projects and self.anchor is None:
+            raise ValueError("a projecting method needs an anchor")
+        if self.gate and not projects:
+            raise ValueError("the gate fuses the projected path: a gated method must project")
+
+
+METHODS: dict[str, Method] = {
+    "ncm": Method(adapters=False),
+    "moe": Method(),
+    "trpr_inference": Method(anchor="mean", infer_projection=True),
+    "trpr_card": Method(anchor="ema", train_projection=True, infer_projection=True, gate=True),
+}
+"""The routing rows, in table order."""
