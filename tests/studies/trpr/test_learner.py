@@ -10,7 +10,7 @@ import torch
 
 from reprolab.studies.trpr.backbone import vit_config
 from reprolab.studies.trpr.data import StreamSpec, build_stream
-from reprolab.studies.trpr.learner import Settings, run_stream
+from reprolab.studies.trpr.learner import Learner, Settings, run_stream
 from reprolab.studies.trpr.methods import METHODS, Method
 
 MODEL = {"experts": 3, "rank": 4, "first_adapted": 1, "router_temperature": 1.0}
@@ -82,3 +82,26 @@ def test_a_frozen_row_never_forgets_what_its_features_told_apart(stream, backbon
     assert "drift" not in frozen
     again = run_stream(METHODS["ncm"], backbone, stream, settings(), seed=4)
     assert np.array_equal(frozen["matrix"], again["matrix"], equal_nan=True)  # nothing trains
+
+
+def test_experts_of_finished_tasks_stay_as_they_were(stream, backbone, torch_one_thread):
+    own = Settings.from_params({**MODEL, "experts": 6, "experts_per_task": 2}, TRAIN)
+    learner = Learner(METHODS["moe"], backbone, stream, own, seed=5)
+    learner.train_task(0)
+    adapter = learner.model.adapters[0]
+    after_first = (adapter.down.detach().clone(), adapter.up.detach().clone())
+    router = adapter.router.weight.detach().clone()
+    learner.train_task(1)
+    assert torch.equal(adapter.down[:2], after_first[0][:2])
+    assert torch.equal(adapter.up[:2], after_first[1][:2])
+    assert not torch.equal(adapter.up[2:4], after_first[1][2:4])  # task 1's own experts train
+    assert torch.equal(adapter.up[4:], torch.zeros_like(adapter.up[4:]))  # task 2's wait
+    assert not torch.equal(adapter.router.weight, router)  # the shared router keeps training
+    with pytest.raises(ValueError, match="expected their product"):
+        Learner(
+            METHODS["moe"],
+            backbone,
+            stream,
+            Settings.from_params({**MODEL, "experts": 5, "experts_per_task": 2}, TRAIN),
+            seed=5,
+        )

@@ -18,6 +18,10 @@ restore (each image classified again with the weights it had at the end of its t
 final experts: how much of the loss the routing's drift explains), the gate's value and the soft
 anchor's task identification.
 
+With `experts_per_task` K (the MoE-Adapters4CL arrangement, where the design card's prototype
+and this study's exploration found routing drift to be what forgets), each task trains its own
+K experts and leaves the others as they are; every router is shared and trains on every task.
+
 Choices: the frozen blocks' outputs are computed once (`FrozenViT.stem`); batches are drawn by a
 generator of the seed, and the adapters' initialisation under `torch.manual_seed(seed)`.
 """
@@ -58,6 +62,7 @@ class Settings:
     lr: float
     logit_scale: float
     drift_bins: int
+    experts_per_task: int = 0
 
     @classmethod
     def from_params(cls, model: Mapping[str, Any], train: Mapping[str, Any]) -> Settings:
@@ -73,6 +78,7 @@ class Settings:
             lr=float(train["lr"]),
             logit_scale=float(train["logit_scale"]),
             drift_bins=int(train["drift_bins"]),
+            experts_per_task=int(model.get("experts_per_task", 0)),
         )
 
 
@@ -114,6 +120,12 @@ class Learner:
     def __init__(
         self, method: Method, backbone: ViTModel, stream: Stream, settings: Settings, seed: int
     ) -> None:
+        tasks = len(stream.task_classes)
+        if settings.experts_per_task and settings.experts != tasks * settings.experts_per_task:
+            raise ValueError(
+                f"trpr.model: {settings.experts} experts for {tasks} tasks × "
+                f"experts_per_task {settings.experts_per_task}: expected their product"
+            )
         torch.manual_seed(seed)
         self.method, self.stream, self.settings, self.seed = method, stream, settings, seed
         self.model = FrozenViT(
@@ -215,6 +227,7 @@ class Learner:
                 loss = F.cross_entropy(logits, torch.searchsorted(classes, labels[batch]))
                 optimizer.zero_grad()
                 loss.backward()
+                self._keep_other_experts(task)
                 optimizer.step()
                 if self.method.anchor == "ema":
                     with torch.no_grad():
@@ -222,6 +235,20 @@ class Learner:
                         for c in set(batch_labels):
                             ema[c] = ema_anchor(ema[c], used[:, labels[batch] == c])
         return ema
+
+    def _keep_other_experts(self, task: int) -> None:
+        """With `experts_per_task` K: zero the gradients of every expert but task `task`'s K
+        (experts tK..tK+K−1), so with a fresh Adam per task the experts of earlier tasks stay as
+        they were and later tasks' stay untrained; the routers train throughout."""
+        per_task = self.settings.experts_per_task
+        if not per_task:
+            return
+        keep = torch.zeros(self.settings.experts, 1, 1)
+        keep[task * per_task : (task + 1) * per_task] = 1.0
+        for adapter in self.model.adapters:
+            for weights in (adapter.down, adapter.up):
+                if weights.grad is not None:
+                    weights.grad.mul_(keep)
 
     def predict(
         self, stem: torch.Tensor, frozen: torch.Tensor, weights: Weights | None = None
