@@ -34,11 +34,12 @@ weights [B, E] the experts are mixed with."""
 
 @dataclass(frozen=True)
 class Routed:
-    """What the adapted blocks give: the final layer-normed class token [B, D], the router's
-    log-probabilities [A, B, E] and the weights the experts were mixed with [A, B, E], per
-    adapted block."""
+    """What the adapted blocks give: the final layer-normed class token [B, D], and per adapted
+    block the class token its router read [A, B, D], the router's log-probabilities [A, B, E]
+    and the weights the experts were mixed with [A, B, E]."""
 
     features: torch.Tensor
+    tokens: torch.Tensor
     router: torch.Tensor
     weights: torch.Tensor
 
@@ -115,17 +116,19 @@ class FrozenViT(nn.Module):
 
     def head(self, hidden: torch.Tensor, weights: Weights) -> Routed:
         """The adapted blocks on `hidden` (from `stem`)."""
-        routes, used = [], []
+        tokens, routes, used = [], [], []
         blocks: Sequence[nn.Module] = self.backbone.layers[self.first_adapted :]
         for index, (block, adapter) in enumerate(zip(blocks, self.adapters, strict=True)):
             hidden = block(hidden)
             cls = hidden[:, 0]
             log_p = adapter.route(cls)
             mixing = weights(index, log_p, cls)
+            tokens.append(cls)
             routes.append(log_p)
             used.append(mixing)
             hidden = hidden + adapter(hidden, mixing)
-        return Routed(self.backbone.layernorm(hidden)[:, 0], torch.stack(routes), torch.stack(used))
+        features = self.backbone.layernorm(hidden)[:, 0]
+        return Routed(features, torch.stack(tokens), torch.stack(routes), torch.stack(used))
 
 
 def plain_routing(index: int, log_p: torch.Tensor, cls: torch.Tensor) -> torch.Tensor:

@@ -28,7 +28,8 @@ generator of the seed, and the adapters' initialisation under `torch.manual_seed
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import copy
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,7 +39,7 @@ import torch.nn.functional as F
 from transformers import ViTModel
 
 from reprolab.core.determinism import derive_seed
-from reprolab.studies.trpr.adapters import FrozenViT, FusionGate, Weights
+from reprolab.studies.trpr.adapters import FrozenViT, FusionGate, MoEAdapter, Routed, Weights
 from reprolab.studies.trpr.anchors import ema_anchor, mean_anchor, soft_anchor, task_identification
 from reprolab.studies.trpr.backbone import pixels
 from reprolab.studies.trpr.data import Stream
@@ -63,6 +64,7 @@ class Settings:
     logit_scale: float
     drift_bins: int
     experts_per_task: int = 0
+    router_penalty: float = 0.0
 
     @classmethod
     def from_params(cls, model: Mapping[str, Any], train: Mapping[str, Any]) -> Settings:
@@ -79,6 +81,7 @@ class Settings:
             logit_scale=float(train["logit_scale"]),
             drift_bins=int(train["drift_bins"]),
             experts_per_task=int(model.get("experts_per_task", 0)),
+            router_penalty=float(train.get("router_penalty", 0.0)),
         )
 
 
@@ -105,6 +108,17 @@ def routing(
         return _mixing(log_p, anchor, gamma, delta)
 
     return weights
+
+
+def router_change(before: Sequence[MoEAdapter], routed: Routed) -> torch.Tensor:
+    """Mean over images and adapted blocks of KL(p_before ‖ p): the routers as they were before
+    the task (`before`, fixed) against now, on the class tokens the routers read now."""
+    changes = []
+    for adapter, tokens, log_p in zip(before, routed.tokens, routed.router, strict=True):
+        with torch.no_grad():
+            log_before = adapter.route(tokens)
+        changes.append((log_before.exp() * (log_before - log_p)).sum(-1).mean())
+    return torch.stack(changes).mean()
 
 
 def frozen_features(backbone: ViTModel, images: np.ndarray) -> torch.Tensor:
@@ -207,6 +221,7 @@ class Learner:
         if self.gate is not None:
             trained += list(self.gate.parameters())
         optimizer = torch.optim.Adam(trained, lr=settings.lr)
+        before = copy.deepcopy(list(self.model.adapters))
         order = torch.Generator().manual_seed(derive_seed(self.seed, "trpr", "batches", task))
         labels = torch.from_numpy(self.stream.train_labels)
         for _ in range(settings.epochs):
@@ -225,9 +240,14 @@ class Learner:
                     @ F.normalize(head, dim=-1).T
                 )
                 loss = F.cross_entropy(logits, torch.searchsorted(classes, labels[batch]))
+                if self.method.router_penalty and task > 0:
+                    loss = loss + settings.router_penalty * router_change(before, routed)
                 optimizer.zero_grad()
                 loss.backward()
                 self._keep_other_experts(task)
+                if self.method.router_first_task_only and task > 0:
+                    for adapter in self.model.adapters:
+                        adapter.router.zero_grad(set_to_none=False)
                 optimizer.step()
                 if self.method.anchor == "ema":
                     with torch.no_grad():

@@ -9,6 +9,11 @@ inference.
 * `trpr_card` (the card as written): in training each image's routing is projected onto the
   ball around its label's anchor (the moving average of the class's routing while it trains)
   and fused with p by the learned gate; at inference the same with the soft anchor.
+* `frozen_router`: plain MoE whose routers train on the first task only (the routing cannot
+  drift; nor can it learn to route later tasks).
+* `router_kl`: plain MoE with the increment regulariser TRPR replaces: a penalty,
+  `router_penalty` × KL(p_before ‖ p), between each router's output before the task and now, on
+  the current task's images (no old images are kept).
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ class Method:
     train_projection: bool = False
     infer_projection: bool = False
     gate: bool = False
+    router_first_task_only: bool = False
+    router_penalty: bool = False
 
     def __post_init__(self) -> None:
         if self.anchor not in (None, "mean", "ema"):
@@ -41,5 +48,7 @@ METHODS: dict[str, Method] = {
     "moe": Method(),
     "trpr_inference": Method(anchor="mean", infer_projection=True),
     "trpr_card": Method(anchor="ema", train_projection=True, infer_projection=True, gate=True),
+    "frozen_router": Method(router_first_task_only=True),
+    "router_kl": Method(router_penalty=True),
 }
 """The routing rows, in table order."""
