@@ -114,11 +114,15 @@ class FrozenViT(nn.Module):
                 hidden = block(hidden)
         return hidden
 
-    def head(self, hidden: torch.Tensor, weights: Weights) -> Routed:
-        """The adapted blocks on `hidden` (from `stem`)."""
+    def head(
+        self, hidden: torch.Tensor, weights: Weights, adapters: nn.ModuleList | None = None
+    ) -> Routed:
+        """The adapted blocks on `hidden` (from `stem`), with this model's adapters or the
+        given copy of them (`adapters`: the adapters as they were at some earlier point)."""
         tokens, routes, used = [], [], []
         blocks: Sequence[nn.Module] = self.backbone.layers[self.first_adapted :]
-        for index, (block, adapter) in enumerate(zip(blocks, self.adapters, strict=True)):
+        chosen = self.adapters if adapters is None else adapters
+        for index, (block, adapter) in enumerate(zip(blocks, chosen, strict=True)):
             hidden = block(hidden)
             cls = hidden[:, 0]
             log_p = adapter.route(cls)

@@ -28,8 +28,7 @@ generator of the seed, and the adapters' initialisation under `torch.manual_seed
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,12 +38,13 @@ import torch.nn.functional as F
 from transformers import ViTModel
 
 from reprolab.core.determinism import derive_seed
-from reprolab.studies.trpr.adapters import FrozenViT, FusionGate, MoEAdapter, Routed, Weights
+from reprolab.studies.trpr.adapters import FrozenViT, FusionGate, Weights
 from reprolab.studies.trpr.anchors import ema_anchor, mean_anchor, soft_anchor, task_identification
 from reprolab.studies.trpr.backbone import pixels
 from reprolab.studies.trpr.data import Stream
 from reprolab.studies.trpr.methods import Method
 from reprolab.studies.trpr.metrics import drift_quantile_losses, routing_drift, stream_summary
+from reprolab.studies.trpr.penalties import EWC, FeatureDistillation, RouterKL
 from reprolab.studies.trpr.projection import project
 
 
@@ -64,7 +64,7 @@ class Settings:
     logit_scale: float
     drift_bins: int
     experts_per_task: int = 0
-    router_penalty: float = 0.0
+    penalty_weight: float = 0.0
 
     @classmethod
     def from_params(cls, model: Mapping[str, Any], train: Mapping[str, Any]) -> Settings:
@@ -81,7 +81,7 @@ class Settings:
             logit_scale=float(train["logit_scale"]),
             drift_bins=int(train["drift_bins"]),
             experts_per_task=int(model.get("experts_per_task", 0)),
-            router_penalty=float(train.get("router_penalty", 0.0)),
+            penalty_weight=float(train.get("penalty_weight", 0.0)),
         )
 
 
@@ -110,15 +110,10 @@ def routing(
     return weights
 
 
-def router_change(before: Sequence[MoEAdapter], routed: Routed) -> torch.Tensor:
-    """Mean over images and adapted blocks of KL(p_before ‖ p): the routers as they were before
-    the task (`before`, fixed) against now, on the class tokens the routers read now."""
-    changes = []
-    for adapter, tokens, log_p in zip(before, routed.tokens, routed.router, strict=True):
-        with torch.no_grad():
-            log_before = adapter.route(tokens)
-        changes.append((log_before.exp() * (log_before - log_p)).sum(-1).mean())
-    return torch.stack(changes).mean()
+def cosine_logits(features: torch.Tensor, head: torch.Tensor, scale: float) -> torch.Tensor:
+    """[B, K] a task head's logits: `scale` × the cosine of each feature [B, D] with each of
+    the head's K class weights [K, D]."""
+    return scale * F.normalize(features, dim=-1) @ F.normalize(head, dim=-1).T
 
 
 def frozen_features(backbone: ViTModel, images: np.ndarray) -> torch.Tensor:
@@ -155,6 +150,7 @@ class Learner:
         self.test_stem = self.model.stem(pixels(stream.test_images))
         self.train_frozen = frozen_features(backbone, stream.train_images)
         self.test_frozen = frozen_features(backbone, stream.test_images)
+        self.ewc = EWC()
         self.anchors: dict[int, torch.Tensor] = {}
         self.frozen_prototypes: dict[int, torch.Tensor] = {}
         self.prototypes: dict[int, torch.Tensor] = {}
@@ -221,7 +217,8 @@ class Learner:
         if self.gate is not None:
             trained += list(self.gate.parameters())
         optimizer = torch.optim.Adam(trained, lr=settings.lr)
-        before = copy.deepcopy(list(self.model.adapters))
+        adapter_parameters = list(self.model.adapters.parameters())
+        penalty = self._penalty(task)
         order = torch.Generator().manual_seed(derive_seed(self.seed, "trpr", "batches", task))
         labels = torch.from_numpy(self.stream.train_labels)
         for _ in range(settings.epochs):
@@ -234,14 +231,12 @@ class Learner:
                     anchors = torch.stack([ema[c] for c in batch_labels], 1)
                 weights = routing(self.method, self.gate, anchors, settings.delta)
                 routed = self.model.head(self.train_stem[batch], weights)
-                logits = (
-                    settings.logit_scale
-                    * F.normalize(routed.features, dim=-1)
-                    @ F.normalize(head, dim=-1).T
-                )
+                logits = cosine_logits(routed.features, head, settings.logit_scale)
                 loss = F.cross_entropy(logits, torch.searchsorted(classes, labels[batch]))
-                if self.method.router_penalty and task > 0:
-                    loss = loss + settings.router_penalty * router_change(before, routed)
+                if penalty is not None:
+                    loss = loss + settings.penalty_weight * penalty(routed, self.train_stem[batch])
+                if self.method.penalty == "ewc":
+                    loss = loss + settings.penalty_weight * self.ewc(adapter_parameters)
                 optimizer.zero_grad()
                 loss.backward()
                 self._keep_other_experts(task)
@@ -254,7 +249,36 @@ class Learner:
                         used = routed.weights.clamp_min(1e-12).log()
                         for c in set(batch_labels):
                             ema[c] = ema_anchor(ema[c], used[:, labels[batch] == c])
+        if self.method.penalty == "ewc":
+            self.ewc.consolidate(adapter_parameters, self._task_losses(classes, images, head))
         return ema
+
+    def _penalty(self, task: int) -> RouterKL | FeatureDistillation | None:
+        """The row's penalty against the model as it is at the start of task `task` (none on
+        the first task, and none for EWC, which the learner keeps across tasks)."""
+        if task == 0 or self.method.penalty not in ("router_kl", "lwf"):
+            return None
+        if self.method.penalty == "router_kl":
+            return RouterKL(self.model)
+        return FeatureDistillation(self.model)
+
+    def _task_losses(
+        self, classes: torch.Tensor, images: torch.Tensor, head: torch.Tensor
+    ) -> list[Callable[[], torch.Tensor]]:
+        """The task's batch losses (plain routing, its final head), in image order: what EWC's
+        Fisher is estimated from."""
+        labels = torch.from_numpy(self.stream.train_labels)
+        plain = routing(self.method, None, None, self.settings.delta)
+
+        def batch_loss(batch: torch.Tensor) -> Callable[[], torch.Tensor]:
+            def loss() -> torch.Tensor:
+                features = self.model.head(self.train_stem[batch], plain).features
+                logits = cosine_logits(features, head.detach(), self.settings.logit_scale)
+                return F.cross_entropy(logits, torch.searchsorted(classes, labels[batch]))
+
+            return loss
+
+        return [batch_loss(batch) for batch in images.split(self.settings.batch_size)]
 
     def _keep_other_experts(self, task: int) -> None:
         """With `experts_per_task` K: zero the gradients of every expert but task `task`'s K

@@ -11,9 +11,9 @@ inference.
   and fused with p by the learned gate; at inference the same with the soft anchor.
 * `frozen_router`: plain MoE whose routers train on the first task only (the routing cannot
   drift; nor can it learn to route later tasks).
-* `router_kl`: plain MoE with the increment regulariser TRPR replaces: a penalty,
-  `router_penalty` × KL(p_before ‖ p), between each router's output before the task and now, on
-  the current task's images (no old images are kept).
+* `router_kl`, `lwf`, `ewc`: plain MoE with a penalty from the second task on
+  (studies.trpr.penalties): the increment regulariser TRPR replaces (the routers' change),
+  feature distillation, or elastic weight consolidation of the adapters.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ class Method:
     infer_projection: bool = False
     gate: bool = False
     router_first_task_only: bool = False
-    router_penalty: bool = False
+    penalty: str | None = None
 
     def __post_init__(self) -> None:
         if self.anchor not in (None, "mean", "ema"):
@@ -41,6 +41,8 @@ class Method:
             raise ValueError("a projecting method needs an anchor")
         if self.gate and not projects:
             raise ValueError("the gate fuses the projected path: a gated method must project")
+        if self.penalty not in (None, "router_kl", "lwf", "ewc"):
+            raise ValueError(f"penalty {self.penalty!r}: expected None, router_kl, lwf or ewc")
 
 
 METHODS: dict[str, Method] = {
@@ -49,6 +51,8 @@ METHODS: dict[str, Method] = {
     "trpr_inference": Method(anchor="mean", infer_projection=True),
     "trpr_card": Method(anchor="ema", train_projection=True, infer_projection=True, gate=True),
     "frozen_router": Method(router_first_task_only=True),
-    "router_kl": Method(router_penalty=True),
+    "router_kl": Method(penalty="router_kl"),
+    "lwf": Method(penalty="lwf"),
+    "ewc": Method(penalty="ewc"),
 }
 """The routing rows, in table order."""
