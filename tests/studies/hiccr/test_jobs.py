@@ -136,6 +136,6 @@ def test_the_paper_path_runs_on_a_released_checkpoint_and_benchmark_files(tmp_pa
     assert written["first_batch"]["reduces_to_base"] is True
     assert set(written["test"]) >= {"accuracy", "dependence", "attention", "gradient_share"}
     assert 0.0 < written["test"]["attention"] < 1.0
-    policy, _ = trainable_policy(tmp_path / "sft", params, 0)
+    policy, _, _ = trainable_policy(tmp_path / "sft", params, 0)
     trained = [name for name, p in policy.model.named_parameters() if p.requires_grad]
     assert trained and all(".lora_" in name for name in trained)

@@ -122,12 +122,13 @@ def make_policy(
     return VisionPolicy(model, prompter("?"), length, end, banned, prompter)
 
 
-def load_data(params: Mapping[str, Any], stream_dir: str | Path, checkpoint: str | Path) -> Splits:
+def load_data(
+    params: Mapping[str, Any], stream_dir: str | Path, processor: LlavaProcessor | None
+) -> Splits:
     """The study's splits: from the released benchmark files (`benchmarks`, images prepared by
-    the image processor saved with `checkpoint`), else from the VisArith stream at
-    `stream_dir`."""
+    the checkpoint's `processor`), else from the VisArith stream at `stream_dir` (no processor
+    needed)."""
     if "benchmarks" in params:
-        processor = LlavaProcessor.from_pretrained(checkpoint, local_files_only=True)
         seed = int(params["sft"]["seed"])
         return load_benchmarks(params["benchmarks"], seed, processor.image_processor)
     return load_visarith(load_stream(stream_dir))
@@ -159,7 +160,7 @@ def build_policy(
 
 def first_rollouts(
     policy: VisionPolicy, tokenizer: Any, settings: RLSettings, split: Split, count: int, seed: int
-) -> Rollouts:
+) -> tuple[VisionPolicy, Rollouts]:
     """Rollouts of the first `count` prompts of `split` that share its first question, sampled
     from a generator of `seed`: the batch the overhead and the zero-strength checks are measured
     on (returned with the policy's view for that question)."""
@@ -171,15 +172,16 @@ def first_rollouts(
 
 def trainable_policy(
     checkpoint: str | Path, params: Mapping[str, Any], seed: int
-) -> tuple[VisionPolicy, Any]:
-    """The policy RL trains from `checkpoint`, and its tokenizer: every weight, or with `lora`
-    only the seeded LoRA adapters on the language model's attention (everything else frozen)."""
-    policy, tokenizer, _ = load_checkpoint(checkpoint, params)
+) -> tuple[VisionPolicy, Any, LlavaProcessor]:
+    """The policy RL trains from `checkpoint`, its tokenizer and processor: every weight, or
+    with `lora` only the seeded LoRA adapters on the language model's attention (everything
+    else frozen)."""
+    policy, tokenizer, processor = load_checkpoint(checkpoint, params)
     if params.get("lora", {}).get("rank", 0):
         policy.model.requires_grad_(False)
         lora = LoRA(**params["lora"])
         add_lora(policy.model.model.language_model, lora, derive_seed(seed, STUDY, "lora"))
-    return policy, tokenizer
+    return policy, tokenizer, processor
 
 
 def load_checkpoint(
@@ -290,7 +292,7 @@ def released_warm_start(
     seed = derive_seed(int(params["sft"]["seed"]), STUDY, "sft")
     seed_everything(seed, threads)
     policy, tokenizer, processor = load_checkpoint(params["checkpoint"], params)
-    data = load_data(params, "", params["checkpoint"])
+    data = load_data(params, "", processor)
     gate = _metrics(policy, tokenizer, data.gate, params)
     record = {
         "steps": 0,
@@ -399,7 +401,7 @@ def rl_run(
     trained policy, its tokenizer, the curve (metrics of `curve_split` every `rl.eval_every`
     steps, step 0 included; empty without a split) and the mean reward of every step."""
     seed_everything(derive_seed(seed, STUDY, "rl"), threads)
-    policy, tokenizer = trainable_policy(checkpoint, params, seed)
+    policy, tokenizer, _ = trainable_policy(checkpoint, params, seed)
     rl = params["rl"]
     settings = rl_settings(params)
     trained = [p for p in policy.model.parameters() if p.requires_grad]
@@ -443,7 +445,11 @@ def tune_base(
     threads: int,
 ) -> dict[str, Any]:
     """Tune base row `base`'s learning rate over `tune.grid.<base>` on `seeds` (gate items)."""
-    data = load_data(params, stream_dir, checkpoint)
+    released = "benchmarks" in params  # only released images need the checkpoint's processor
+    processor = (
+        LlavaProcessor.from_pretrained(checkpoint, local_files_only=True) if released else None
+    )
+    data = load_data(params, stream_dir, processor)
 
     def score(values: dict[str, Any], seed: int) -> float:
         policy, tokenizer, _, _ = rl_run(
@@ -478,8 +484,8 @@ def run_seed(
         raise ValueError(f"no tuning record of {method}'s base {base} among {list(tuning_paths)}")
     lr = float(tuned[base]["lr"])
     seed_everything(derive_seed(seed, STUDY, "check"), threads)
-    policy, tokenizer = trainable_policy(checkpoint, params, seed)
-    data = load_data(params, stream_dir, checkpoint)
+    policy, tokenizer, processor = trainable_policy(checkpoint, params, seed)
+    data = load_data(params, stream_dir, processor)
     settings = rl_settings(params)
     view, rollouts = first_rollouts(
         policy, tokenizer, settings, data.rl, int(params["rl"]["prompts"]), seed
