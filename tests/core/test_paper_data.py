@@ -102,6 +102,11 @@ def test_inputs_are_the_files_the_loaders_open():
         "data/raw/kinetics400/strap_labels.csv",
         "data/raw/hiccr/ViRL39K/39Krelease.parquet",
         "data/raw/hiccr/MathVista/testmini.parquet",
+        "models/vit-base-patch16-224-in21k/config.json",
+        "data/raw/cifar-100-python/meta",
+        f"data/raw/imagenet-r/{MANIFEST}",
+        f"data/raw/cub/{MANIFEST}",
+        f"data/raw/vtab/{MANIFEST}",
     } == paths
 
 

@@ -214,6 +214,15 @@ CHECKPOINT_SOURCES: dict[str, Source] = {
             ".save_pretrained('{folder}')\"",
         ),
     ),
+    "vit-base-patch16-224-in21k": Source(
+        "ViT-B/16 pre-trained on ImageNet-21k, saved locally (Apache-2.0)",
+        "On a machine with network access:",
+        (
+            'python -c "from transformers import ViTModel; '
+            "ViTModel.from_pretrained('google/vit-base-patch16-224-in21k', "
+            "add_pooling_layer=False).save_pretrained('{folder}')\"",
+        ),
+    ),
     "resnet50": Source(
         "ResNet-50 (ImageNet) tile encoder with its image processor, saved locally (Apache-2.0)",
         "On a machine with network access:",
@@ -270,6 +279,51 @@ BENCHMARK_SOURCES: dict[str, Source] = {
     ),
 }
 """hiccr's benchmark files (`hiccr.benchmarks.train`, `.test`), by key."""
+
+CIL_BENCHMARK_SOURCES: dict[str, tuple[tuple[str, ...], Source]] = {
+    "cifar100": (
+        (*CIFAR_FILES["cifar100"][0], CIFAR_FILES["cifar100"][1], "meta"),
+        NDFA_SOURCES["cifar100"][1],
+    ),
+    **{
+        name: (
+            (MANIFEST,),
+            Source(
+                f"{description}, in the train/ and test/ class-folder layout of the "
+                "class-incremental PEFT code bases (APER/ADAM, EASE, MoE-Adapters)",
+                f"{obtain} Put it in {{folder}} as train/<class>/<image> and "
+                "test/<class>/<image>, then write the manifest:",
+                (
+                    "(cd {folder} && find train test -type f -printf '%p\\t%s\\n' "
+                    f"| sort > {MANIFEST})",
+                ),
+            ),
+        )
+        for name, description, obtain in (
+            (
+                "imagenet_r",
+                "ImageNet-R: 30,000 renditions of 200 ImageNet classes (MIT licence)",
+                "Download imagenet-r.tar from https://github.com/hendrycks/imagenet-r and split "
+                "it 80/20 per class as the APER code base does (its split files).",
+            ),
+            (
+                "cub",
+                "CUB-200-2011: 11,788 images of 200 bird species (research use)",
+                "Download CUB_200_2011.tgz from https://data.caltech.edu/records/65de6-vp158 "
+                "and split it by its train_test_split.txt.",
+            ),
+            (
+                "vtab",
+                "VTAB, the 50-class five-task subset of the class-incremental PEFT code bases "
+                "(resisc45, dtd, pets, eurosat, flowers)",
+                "Download the vtab folder the APER code base links "
+                "(https://github.com/zhoudw-zdw/RevisitingCIL).",
+            ),
+        )
+    },
+}
+"""trpr's released benchmarks (`trpr.benchmarks.<name>.root`): the files its loader
+(studies.trpr.benchmarks) opens, or the manifest of a class-folder release."""
 
 WSI_ENCODER = "encoder"
 """The key of the wsi tile encoder's checkpoint: read by the features jobs, not the tiling."""
@@ -420,6 +474,24 @@ def _hiccr(values: Mapping[str, Any], config: Mapping[str, Any]) -> Iterator[Pap
         yield _declare("hiccr", None, path, source, str(Path(path).parent))
 
 
+TRPR_BACKBONE = "backbone"
+"""The key of trpr's backbone checkpoint: read by its tuning and run jobs, not its data jobs."""
+
+
+def _trpr(values: Mapping[str, Any], config: Mapping[str, Any]) -> Iterator[PaperInput]:
+    """The backbone checkpoint when it is a saved folder (key TRPR_BACKBONE); per released
+    benchmark (one with a `root`, keyed by its name) the files its data job reads."""
+    if values["backbone"]["checkpoint"]:
+        where = "trpr.backbone.checkpoint"
+        yield _checkpoint("trpr", TRPR_BACKBONE, values["backbone"]["checkpoint"], where)
+    for name, spec in values["benchmarks"].items():
+        if "root" in spec:
+            where = f"trpr.benchmarks.{name}.root"
+            files, source = _source(CIL_BENCHMARK_SOURCES, name, where, "CIL_BENCHMARK_SOURCES")
+            for file in files:
+                yield _declare("trpr", name, f"{spec['root']}/{file}", source, spec["root"])
+
+
 Declaration = Callable[[Mapping[str, Any], Mapping[str, Any]], Iterable[PaperInput]]
 DECLARATIONS: dict[str, Declaration] = {
     "ndfa": _ndfa,
@@ -432,6 +504,7 @@ DECLARATIONS: dict[str, Declaration] = {
     "strap": _strap,
     "nicer": _nicer,
     "hiccr": _hiccr,
+    "trpr": _trpr,
 }
 """Per study or preprocessing family: its paper-scale inputs, from (its section at the active
 scale, the whole configuration). A study reading only generated or bundled data has none."""

@@ -65,12 +65,31 @@ class CifarUnpickler(pickle.Unpickler):
         return super().find_class(module, name)
 
 
-def _read_cifar_pickle(path: Path, label_key: bytes) -> tuple[np.ndarray, np.ndarray]:
-    """Read one CIFAR pickle into (N, 3, 32, 32) uint8 images and int64 labels."""
+def read_cifar_pickle(path: Path, keys: tuple[bytes, ...]) -> dict[bytes, Any]:
+    """A CIFAR pickle (`CifarUnpickler`) as its dict, checked to hold `keys`: FileNotFoundError
+    or ValueError naming the file (and the keys missing and found) otherwise."""
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such file (a CIFAR python pickle was expected)")
     with path.open("rb") as fh:
         batch = CifarUnpickler(fh, path).load()
-    images = np.asarray(batch[b"data"], dtype=np.uint8).reshape(-1, 3, 32, 32)
+    if not isinstance(batch, dict):
+        raise ValueError(f"{path}: a CIFAR pickle holds a dict, found {type(batch).__name__}")
+    missing = [key for key in keys if key not in batch]
+    if missing:
+        raise ValueError(f"{path}: missing key(s) {missing}; keys found: {sorted(batch)}")
+    return batch
+
+
+def _read_cifar_pickle(path: Path, label_key: bytes) -> tuple[np.ndarray, np.ndarray]:
+    """Read one CIFAR pickle into (N, 3, 32, 32) uint8 images and int64 labels."""
+    batch = read_cifar_pickle(path, (b"data", label_key))
+    data = np.asarray(batch[b"data"])
+    if data.ndim != 2 or data.shape[1] != 3 * 32 * 32:
+        raise ValueError(f"{path}: b'data' must be an array [N, 3072], found shape {data.shape}")
+    images = data.astype(np.uint8).reshape(-1, 3, 32, 32)
     labels = np.asarray(batch[label_key], dtype=np.int64)
+    if len(labels) != len(images):
+        raise ValueError(f"{path}: {len(images)} images but {len(labels)} labels")
     return images, labels
 
 

@@ -43,9 +43,25 @@ def vit_config(spec: Mapping[str, Any]) -> ViTConfig:
     )
 
 
+RGB_MEAN, RGB_STD = 0.5, 0.5
+"""The pixel standardisation of the ImageNet-21k ViT-B/16 (`google/vit-base-patch16-224-in21k`
+and the augreg weights): every channel, on the [0, 1] scale."""
+
+
 def pixels(images: np.ndarray) -> torch.Tensor:
-    """[N, 1, 16, 16] model inputs of [N, 16, 16] images in [0, 1]."""
-    return torch.from_numpy(np.ascontiguousarray(images, dtype=np.float32))[:, None]
+    """Model inputs of a stream's images: [N, 1, 16, 16] from DigitStyles' [N, 16, 16] floats
+    in [0, 1]; [N, 3, S, S] standardised by `RGB_MEAN`, `RGB_STD` from a benchmark's
+    [N, S, S, 3] uint8."""
+    if images.ndim == 3:
+        return torch.from_numpy(np.ascontiguousarray(images, dtype=np.float32))[:, None]
+    scaled = torch.from_numpy(np.ascontiguousarray(images)).permute(0, 3, 1, 2).float() / 255.0
+    return (scaled - RGB_MEAN) / RGB_STD
+
+
+def load_backbone(folder: str) -> ViTModel:
+    """A backbone saved with `save_pretrained` (the `trpr_pretrain` job's, or the paper's
+    ViT-B/16), read from disk only, in eval mode."""
+    return ViTModel.from_pretrained(folder, local_files_only=True, add_pooling_layer=False).eval()
 
 
 def pretrain(

@@ -2,26 +2,31 @@
 
 Images are scikit-learn's 8×8 handwritten digits (bundled with the library: real strokes, no
 download), doubled to 16×16 and drawn in one of several styles (`STYLES`: plain, inverted,
-striped, on a checkerboard, ...). A class is a (digit, style) pair. The stream's tasks are
-disjoint sets of classes drawn at random, so every digit and every style appears in several
-tasks: neither what a digit looks like nor its style tells which task an image belongs to, and a
-class anchor chosen from frozen features is not an oracle of task identity (the design card's
-prototype found it was at its own separation).
+striped, on a checkerboard, ...). A class is a (digit, style) pair, and every pair is a
+class. A stream's tasks are the classes in a random order cut into equal tasks, one order per
+seed (`task_order`: the class-incremental protocol), so every digit and every style appears
+in several tasks: neither what a digit looks like nor its style tells which task an image
+belongs to, and a class anchor chosen from frozen features is not an oracle of task identity
+(the design card's prototype found it was at its own separation).
 
-The digit images are split three ways before any class is drawn, so no stroke is seen twice
-across the splits:
+The images are made once (`build_images`, the `trpr_data` job) from `trpr.data.seed`; only the
+class order depends on the run's seed. The digit images are split three ways, so no stroke is
+seen twice across the splits:
 * `pretrain`: the backbone's pre-training set, every image in every style, labelled by digit (a
   backbone that knows digits; the styles the stream tells apart are for the adapters to learn);
 * `train`, `test`: each class's training and test images.
 
 Every image gets its own random shift (±`shift` pixels, wrapping) and Gaussian pixel noise
 (`noise`); values are float32 in [0, 1]. Everything is drawn from one numpy generator of
-`seed`, in a fixed order, so the same spec gives the same arrays.
+`trpr.data.seed`, in a fixed order, so the same spec gives the same arrays.
+
+The paper's benchmarks (studies.trpr.benchmarks) become the same `Stream` from their own
+train and test images.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,12 +70,10 @@ STYLES: dict[str, Callable[[np.ndarray], np.ndarray]] = {
 
 @dataclass(frozen=True)
 class StreamSpec:
-    """A DigitStyles stream (params `trpr.data`)."""
+    """The DigitStyles images (params `trpr.data`)."""
 
     seed: int
     styles: tuple[str, ...]
-    tasks: int
-    classes_per_task: int
     split: tuple[float, float, float]
     shift: int
     noise: float
@@ -80,8 +83,6 @@ class StreamSpec:
         spec = cls(
             seed=int(values["seed"]),
             styles=tuple(values["styles"]),
-            tasks=int(values["tasks"]),
-            classes_per_task=int(values["classes_per_task"]),
             split=tuple(float(v) for v in values["split"]),
             shift=int(values["shift"]),
             noise=float(values["noise"]),
@@ -90,37 +91,26 @@ class StreamSpec:
         return spec
 
     def check(self) -> None:
-        """ValueError naming the key when the spec cannot make a stream."""
+        """ValueError naming the key when the spec cannot make the images."""
         unknown = [style for style in self.styles if style not in STYLES]
         if unknown:
             raise ValueError(f"trpr.data.styles: {unknown} unknown (known: {sorted(STYLES)})")
-        available = 10 * len(self.styles)
-        if self.tasks * self.classes_per_task > available:
-            raise ValueError(
-                f"trpr.data: {self.tasks} tasks × {self.classes_per_task} classes exceed the "
-                f"{available} (digit, style) classes of {len(self.styles)} styles"
-            )
         if len(self.split) != 3 or abs(sum(self.split) - 1.0) > 1e-9:
             raise ValueError(f"trpr.data.split: {list(self.split)} must be 3 shares summing to 1")
 
 
 @dataclass(frozen=True)
 class Stream:
-    """The arrays of a DigitStyles stream. Images are [N, 16, 16] float32; `classes` [C, 2] is
-    each class's (digit, style index); `task_classes` [T, K] the classes of each task in order."""
+    """A class-incremental stream: images [N, H, W] (DigitStyles, float32 in [0, 1]) or
+    [N, H, W, 3] (the paper's benchmarks, uint8), labels indexing `class_names`, and
+    `task_classes` [T, K], the classes of each task in the order they arrive."""
 
-    pretrain_images: np.ndarray
-    pretrain_digits: np.ndarray
     train_images: np.ndarray
     train_labels: np.ndarray
     test_images: np.ndarray
     test_labels: np.ndarray
-    classes: np.ndarray
+    class_names: tuple[str, ...]
     task_classes: np.ndarray
-
-    def arrays(self) -> dict[str, np.ndarray]:
-        """The stream as named arrays (what the data job writes to HDF5)."""
-        return dict(self.__dict__)
 
 
 def digit_images() -> tuple[np.ndarray, np.ndarray]:
@@ -140,8 +130,15 @@ def _draw(image: np.ndarray, style: str, spec: StreamSpec, rng: np.random.Genera
     return np.clip(drawn + spec.noise * rng.standard_normal(drawn.shape), 0.0, 1.0)
 
 
-def build_stream(spec: StreamSpec) -> Stream:
-    """The stream of `spec` (module docstring)."""
+def class_names(styles: Sequence[str]) -> list[str]:
+    """DigitStyles' class names, `<digit>/<style>`, digit-major: label = digit × styles + style."""
+    return [f"{digit}/{style}" for digit in range(10) for style in styles]
+
+
+def build_images(spec: StreamSpec) -> dict[str, np.ndarray]:
+    """Every DigitStyles image of `spec` (module docstring), as the arrays the data job writes:
+    `pretrain_images`, `pretrain_digits`, `train_images`, `train_labels`, `test_images`,
+    `test_labels` (labels index `class_names(spec.styles)`)."""
     spec.check()
     rng = np.random.default_rng(spec.seed)
     images, digits = digit_images()
@@ -151,28 +148,68 @@ def build_stream(spec: StreamSpec) -> Stream:
     pretrain_images = [
         _draw(images[i], style, spec, rng) for style in spec.styles for i in pretrain
     ]
-    classes = np.array([(d, s) for d in range(10) for s in range(len(spec.styles))])
-    drawn = rng.permutation(len(classes))[: spec.tasks * spec.classes_per_task]
-    task_classes = drawn.reshape(spec.tasks, spec.classes_per_task)
 
     def class_images(pool: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         made, labels = [], []
-        for label in np.sort(drawn):
-            digit, style = classes[label]
-            for index in pool[digits[pool] == digit]:
-                made.append(_draw(images[index], spec.styles[style], spec, rng))
-                labels.append(label)
+        for digit in range(10):
+            for style_index, style in enumerate(spec.styles):
+                for index in pool[digits[pool] == digit]:
+                    made.append(_draw(images[index], style, spec, rng))
+                    labels.append(digit * len(spec.styles) + style_index)
         return np.stack(made).astype(np.float32), np.array(labels, dtype=np.int64)
 
     train_images, train_labels = class_images(train)
     test_images, test_labels = class_images(test)
+    return {
+        "pretrain_images": np.stack(pretrain_images).astype(np.float32),
+        "pretrain_digits": np.tile(digits[pretrain], len(spec.styles)),
+        "train_images": train_images,
+        "train_labels": train_labels,
+        "test_images": test_images,
+        "test_labels": test_labels,
+    }
+
+
+def task_order(classes: int, tasks: int, seed: int) -> np.ndarray:
+    """[T, classes / T] the classes of each task: a random order of all `classes` drawn from
+    `seed` (the class-incremental protocol: one class order per seed), cut into `tasks`
+    equal tasks. ValueError when `tasks` does not divide `classes`."""
+    if tasks < 2 or classes % tasks:
+        raise ValueError(
+            f"trpr.stream.tasks: {tasks} tasks must be 2 or more and divide the {classes} classes"
+        )
+    return np.random.default_rng(seed).permutation(classes).reshape(tasks, classes // tasks)
+
+
+def make_stream(
+    arrays: Mapping[str, np.ndarray], names: Sequence[str], tasks: int, seed: int
+) -> Stream:
+    """The stream of a seed: the data job's `arrays` (train and test images and labels) with
+    the class order of `task_order(len(names), tasks, seed)`."""
     return Stream(
-        pretrain_images=np.stack(pretrain_images).astype(np.float32),
-        pretrain_digits=np.tile(digits[pretrain], len(spec.styles)),
-        train_images=train_images,
-        train_labels=train_labels,
-        test_images=test_images,
-        test_labels=test_labels,
-        classes=classes,
-        task_classes=task_classes,
+        train_images=arrays["train_images"],
+        train_labels=arrays["train_labels"],
+        test_images=arrays["test_images"],
+        test_labels=arrays["test_labels"],
+        class_names=tuple(names),
+        task_classes=task_order(len(names), tasks, seed),
+    )
+
+
+def validation_stream(stream: Stream, fraction: float, seed: int) -> Stream:
+    """The tuning jobs' stream: each class's training images less a held-out `fraction`
+    (drawn from `seed`), which become the test images; the test split is never read."""
+    rng = np.random.default_rng(seed)
+    held = np.zeros(len(stream.train_labels), dtype=bool)
+    for label in np.unique(stream.train_labels):
+        mine = np.flatnonzero(stream.train_labels == label)
+        count = max(1, int(round(fraction * len(mine))))
+        held[rng.permutation(mine)[:count]] = True
+    return Stream(
+        train_images=stream.train_images[~held],
+        train_labels=stream.train_labels[~held],
+        test_images=stream.train_images[held],
+        test_labels=stream.train_labels[held],
+        class_names=stream.class_names,
+        task_classes=stream.task_classes,
     )

@@ -50,38 +50,39 @@ from reprolab.studies.trpr.projection import project
 
 @dataclass(frozen=True)
 class Settings:
-    """The learner's constants (params `trpr.model` and `trpr.train`)."""
+    """The learner's constants (params `trpr.model` and `trpr.train`) and a row's tuned values
+    (`lr`, `delta`, `penalty_weight`: 0 where the row has no such setting, see Method.knob)."""
 
     experts: int
     rank: int
     first_adapted: int
     router_temperature: float
-    delta: float
+    experts_per_task: int
     anchor_temperature: float
     epochs: int
     batch_size: int
-    lr: float
     logit_scale: float
     drift_bins: int
-    experts_per_task: int = 0
+    lr: float = 0.0
+    delta: float = 0.0
     penalty_weight: float = 0.0
 
     @classmethod
-    def from_params(cls, model: Mapping[str, Any], train: Mapping[str, Any]) -> Settings:
+    def from_params(
+        cls, model: Mapping[str, Any], train: Mapping[str, Any], tuned: Mapping[str, Any]
+    ) -> Settings:
         return cls(
             experts=int(model["experts"]),
             rank=int(model["rank"]),
             first_adapted=int(model["first_adapted"]),
             router_temperature=float(model["router_temperature"]),
-            delta=float(train["delta"]),
+            experts_per_task=int(model["experts_per_task"]),
             anchor_temperature=float(train["anchor_temperature"]),
             epochs=int(train["epochs"]),
             batch_size=int(train["batch_size"]),
-            lr=float(train["lr"]),
             logit_scale=float(train["logit_scale"]),
             drift_bins=int(train["drift_bins"]),
-            experts_per_task=int(model.get("experts_per_task", 0)),
-            penalty_weight=float(train.get("penalty_weight", 0.0)),
+            **{key: float(value) for key, value in tuned.items()},
         )
 
 
@@ -103,6 +104,8 @@ def routing(
     plain routing)."""
 
     def weights(index: int, log_p: torch.Tensor, cls: torch.Tensor) -> torch.Tensor:
+        if method.single_expert:
+            return F.one_hot(torch.zeros(len(log_p), dtype=torch.long), log_p.shape[-1]).to(log_p)
         anchor = None if log_anchors is None else log_anchors[index]
         gamma = gate(cls) if gate is not None and anchor is not None else None
         return _mixing(log_p, anchor, gamma, delta)
@@ -122,12 +125,40 @@ def frozen_features(backbone: ViTModel, images: np.ndarray) -> torch.Tensor:
         return backbone(pixel_values=pixels(images)).last_hidden_state[:, 0]
 
 
+@dataclass(frozen=True)
+class FrozenInputs:
+    """What the frozen backbone makes of a stream's training and test images, the same for
+    every row: the hidden states entering the first adapted block (`FrozenViT.stem`) and the
+    final class tokens (`frozen_features`). Computed once per stream and shared by its rows."""
+
+    train_stem: torch.Tensor
+    test_stem: torch.Tensor
+    train_features: torch.Tensor
+    test_features: torch.Tensor
+
+    @classmethod
+    def of(cls, backbone: ViTModel, stream: Stream, first_adapted: int) -> FrozenInputs:
+        model = FrozenViT(backbone, first_adapted, experts=1, rank=1, temperature=1.0)
+        return cls(
+            train_stem=model.stem(pixels(stream.train_images)),
+            test_stem=model.stem(pixels(stream.test_images)),
+            train_features=frozen_features(backbone, stream.train_images),
+            test_features=frozen_features(backbone, stream.test_images),
+        )
+
+
 class Learner:
     """The state of one row through the stream: model, gate, and per class its anchor and
     prototypes."""
 
     def __init__(
-        self, method: Method, backbone: ViTModel, stream: Stream, settings: Settings, seed: int
+        self,
+        method: Method,
+        backbone: ViTModel,
+        stream: Stream,
+        settings: Settings,
+        seed: int,
+        frozen: FrozenInputs | None = None,
     ) -> None:
         tasks = len(stream.task_classes)
         if settings.experts_per_task and settings.experts != tasks * settings.experts_per_task:
@@ -146,14 +177,31 @@ class Learner:
         )
         dim = backbone.config.hidden_size
         self.gate = FusionGate(dim) if method.gate else None
-        self.train_stem = self.model.stem(pixels(stream.train_images))
-        self.test_stem = self.model.stem(pixels(stream.test_images))
-        self.train_frozen = frozen_features(backbone, stream.train_images)
-        self.test_frozen = frozen_features(backbone, stream.test_images)
+        if frozen is None:
+            frozen = FrozenInputs.of(backbone, stream, settings.first_adapted)
+        self.train_stem, self.test_stem = frozen.train_stem, frozen.test_stem
+        self.train_frozen, self.test_frozen = frozen.train_features, frozen.test_features
         self.ewc = EWC()
         self.anchors: dict[int, torch.Tensor] = {}
         self.frozen_prototypes: dict[int, torch.Tensor] = {}
         self.prototypes: dict[int, torch.Tensor] = {}
+
+    def trainable_parameters(self) -> int:
+        """The parameters the row trains: per adapted block the experts it uses (one for a
+        single-expert row, all of them otherwise) and the router of a routed row; the gate."""
+        if not self.method.adapters:
+            return 0
+        count = 0
+        for adapter in self.model.adapters:
+            expert = adapter.down[0].numel() + adapter.up[0].numel()
+            if self.method.single_expert:
+                count += expert
+            else:
+                count += expert * adapter.experts
+                count += sum(w.numel() for w in adapter.router.parameters())
+        if self.gate is not None:
+            count += sum(w.numel() for w in self.gate.parameters())
+        return count
 
     def inference_weights(self, frozen: torch.Tensor) -> Weights:
         """The row's routing at inference for images with frozen features `frozen`."""
@@ -285,7 +333,7 @@ class Learner:
         (experts tK..tK+K−1), so with a fresh Adam per task the experts of earlier tasks stay as
         they were and later tasks' stay untrained; the routers train throughout."""
         per_task = self.settings.experts_per_task
-        if not per_task:
+        if not per_task or self.method.single_expert:
             return
         keep = torch.zeros(self.settings.experts, 1, 1)
         keep[task * per_task : (task + 1) * per_task] = 1.0
@@ -331,13 +379,19 @@ class Learner:
 
 
 def run_stream(
-    method: Method, backbone: ViTModel, stream: Stream, settings: Settings, seed: int
+    method: Method,
+    backbone: ViTModel,
+    stream: Stream,
+    settings: Settings,
+    seed: int,
+    frozen: FrozenInputs | None = None,
 ) -> dict[str, Any]:
-    """Train `method` through the stream from `seed` and measure it (module docstring)."""
-    learner = Learner(method, backbone, stream, settings, seed)
+    """Train `method` through the stream from `seed` and measure it (module docstring); the
+    stream's `frozen` inputs are computed here unless given."""
+    learner = Learner(method, backbone, stream, settings, seed, frozen)
     tasks = len(stream.task_classes)
     test_labels = torch.from_numpy(stream.test_labels)
-    class_task = torch.empty(len(stream.classes), dtype=torch.long)
+    class_task = torch.empty(len(stream.class_names), dtype=torch.long)
     for task, classes in enumerate(stream.task_classes):
         class_task[torch.from_numpy(classes)] = task
     image_task = class_task[test_labels]
@@ -351,11 +405,15 @@ def run_stream(
             matrix[task, seen] = float(right[image_task == seen].float().mean())
         mine = image_task == task
         then_right[task] = right[mine]
-        if method.adapters:
+        if method.routes:
             then_weights[task] = learner.used_weights(
                 learner.test_stem[mine], learner.test_frozen[mine]
             )
-    result: dict[str, Any] = {"matrix": matrix, **stream_summary(matrix)}
+    result: dict[str, Any] = {
+        "matrix": matrix,
+        **stream_summary(matrix),
+        "parameters": learner.trainable_parameters(),
+    }
     seen = sorted(learner.frozen_prototypes)
     result["task_identification"] = task_identification(
         learner.test_frozen,
@@ -364,7 +422,7 @@ def run_stream(
         image_task,
         settings.anchor_temperature,
     )
-    if method.adapters:
+    if method.routes:
         result.update(old_task_measures(learner, then_weights, then_right, image_task))
     return result
 

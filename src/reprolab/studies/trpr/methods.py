@@ -2,6 +2,8 @@
 inference.
 
 * `ncm`: no adapters; nearest class mean on the frozen backbone's features (SimpleCIL).
+* `adapter_ft`: one adapter per adapted block (expert 0 of each, weight 1: no routing),
+  fine-tuned on every task in turn (Adapter-SeqFT).
 * `moe`: MoE adapters with the router's own distribution p, in training and at inference.
 * `trpr_inference` (what the design card's prototype found to work): plain routing in
   training; each class's anchor is its mean routing at the end of its task; at inference p is
@@ -26,12 +28,31 @@ class Method:
     """What a row trains and how it routes (module docstring)."""
 
     adapters: bool = True
+    single_expert: bool = False
     anchor: str | None = None
     train_projection: bool = False
     infer_projection: bool = False
     gate: bool = False
     router_first_task_only: bool = False
     penalty: str | None = None
+
+    @property
+    def routes(self) -> bool:
+        """Whether the row mixes experts by a router (what the drift measures are about)."""
+        return self.adapters and not self.single_expert
+
+    @property
+    def knob(self) -> str | None:
+        """The setting the row's tuning job chooses: the trust region's radius δ of a projecting
+        row, the weight of a penalised one, the learning rate of any other trained row (None for
+        a row that trains nothing). A row whose knob is not the learning rate trains at plain
+        MoE's tuned rate: it is plain MoE with one thing added, and one knob per row keeps
+        every grid one-dimensional, so a grid of four points has no corner to win on."""
+        if not self.adapters:
+            return None
+        if self.train_projection or self.infer_projection:
+            return "delta"
+        return "penalty_weight" if self.penalty else "lr"
 
     def __post_init__(self) -> None:
         if self.anchor not in (None, "mean", "ema"):
@@ -41,12 +62,15 @@ class Method:
             raise ValueError("a projecting method needs an anchor")
         if self.gate and not projects:
             raise ValueError("the gate fuses the projected path: a gated method must project")
+        if self.single_expert and (projects or self.router_first_task_only):
+            raise ValueError("a single-expert method has no routing to project or freeze")
         if self.penalty not in (None, "router_kl", "lwf", "ewc"):
             raise ValueError(f"penalty {self.penalty!r}: expected None, router_kl, lwf or ewc")
 
 
 METHODS: dict[str, Method] = {
     "ncm": Method(adapters=False),
+    "adapter_ft": Method(single_expert=True),
     "moe": Method(),
     "trpr_inference": Method(anchor="mean", infer_projection=True),
     "trpr_card": Method(anchor="ema", train_projection=True, infer_projection=True, gate=True),
