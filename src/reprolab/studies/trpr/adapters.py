@@ -89,6 +89,16 @@ class FusionGate(nn.Module):
         return torch.sigmoid(self.linear(cls))[:, 0]
 
 
+def frozen_stem(backbone: ViTModel, first_adapted: int, pixels: torch.Tensor) -> torch.Tensor:
+    """Hidden states [B, L, D] of `pixels` entering block `first_adapted` of the frozen
+    `backbone`: what every row's adapted blocks start from."""
+    with torch.no_grad():
+        hidden = backbone.embeddings(pixels)
+        for block in backbone.layers[:first_adapted]:
+            hidden = block(hidden)
+    return hidden
+
+
 class FrozenViT(nn.Module):
     """A frozen `ViTModel` whose blocks from `first_adapted` on carry MoE adapters.
 
@@ -113,11 +123,7 @@ class FrozenViT(nn.Module):
 
     def stem(self, pixels: torch.Tensor) -> torch.Tensor:
         """Hidden states [B, L, D] entering the first adapted block."""
-        with torch.no_grad():
-            hidden = self.backbone.embeddings(pixels)
-            for block in self.backbone.layers[: self.first_adapted]:
-                hidden = block(hidden)
-        return hidden
+        return frozen_stem(self.backbone, self.first_adapted, pixels)
 
     def head(
         self, hidden: torch.Tensor, weights: Weights, adapters: nn.ModuleList | None = None

@@ -38,7 +38,7 @@ import torch.nn.functional as F
 from transformers import ViTModel
 
 from reprolab.core.determinism import derive_seed
-from reprolab.studies.trpr.adapters import FrozenViT, FusionGate, Weights
+from reprolab.studies.trpr.adapters import FrozenViT, FusionGate, Weights, frozen_stem
 from reprolab.studies.trpr.anchors import ema_anchor, mean_anchor, soft_anchor, task_identification
 from reprolab.studies.trpr.backbone import pixels
 from reprolab.studies.trpr.data import Stream
@@ -138,10 +138,9 @@ class FrozenInputs:
 
     @classmethod
     def of(cls, backbone: ViTModel, stream: Stream, first_adapted: int) -> FrozenInputs:
-        model = FrozenViT(backbone, first_adapted, experts=1, rank=1, temperature=1.0)
         return cls(
-            train_stem=model.stem(pixels(stream.train_images)),
-            test_stem=model.stem(pixels(stream.test_images)),
+            train_stem=frozen_stem(backbone, first_adapted, pixels(stream.train_images)),
+            test_stem=frozen_stem(backbone, first_adapted, pixels(stream.test_images)),
             train_features=frozen_features(backbone, stream.train_images),
             test_features=frozen_features(backbone, stream.test_images),
         )
