@@ -107,6 +107,19 @@ def test_inputs_are_the_files_the_loaders_open():
         f"data/raw/imagenet-r/{MANIFEST}",
         f"data/raw/cub/{MANIFEST}",
         f"data/raw/vtab/{MANIFEST}",
+        "data/raw/naturalproofs/naturalproofs_proofwiki.json",
+        *(
+            f"models/{name}/config.json"
+            for name in (
+                "Qwen2.5-Math-7B-Instruct",
+                "Qwen3-8B",
+                "Qwen3-32B",
+                "DeepSeek-R1-Distill-Qwen-32B",
+                "Llama-3.1-70B-Instruct",
+                "gpt-oss-20b",
+                "Qwen3-235B-A22B-Instruct-2507",
+            )
+        ),
     } == paths
 
 
@@ -137,6 +150,13 @@ def test_a_job_gets_its_entrys_inputs_and_its_owners_shared_ones():
         "data/raw/coin/stream.yaml",
     ]
     assert inputs_of(inputs, "pem") == []
+    assert inputs_of(inputs, "proofrank", "corpus") == [
+        "data/raw/naturalproofs/naturalproofs_proofwiki.json"
+    ]
+    assert inputs_of(inputs, "proofrank", "judge", "qwen3-8b") == [
+        "models/Qwen3-235B-A22B-Instruct-2507/config.json",
+        "models/Qwen3-8B/config.json",
+    ]
 
 
 def test_data_without_a_recorded_source_is_refused():

@@ -232,8 +232,29 @@ CHECKPOINT_SOURCES: dict[str, Source] = {
             "AutoImageProcessor.from_pretrained(r).save_pretrained('{folder}')\"",
         ),
     ),
+    **{
+        Path(repo).name: Source(
+            f"{repo} with its tokenizer and chat template, saved locally ({licence})",
+            "On a machine with network access:",
+            (
+                'python -c "from transformers import AutoModelForCausalLM, AutoTokenizer; '
+                f"r = '{repo}'; AutoModelForCausalLM.from_pretrained(r).save_pretrained"
+                "('{folder}'); AutoTokenizer.from_pretrained(r).save_pretrained('{folder}')\"",
+            ),
+        )
+        for repo, licence in (
+            ("Qwen/Qwen2.5-Math-7B-Instruct", "Apache-2.0"),
+            ("Qwen/Qwen3-8B", "Apache-2.0"),
+            ("Qwen/Qwen3-32B", "Apache-2.0"),
+            ("Qwen/Qwen3-235B-A22B-Instruct-2507", "Apache-2.0"),
+            ("deepseek-ai/DeepSeek-R1-Distill-Qwen-32B", "MIT"),
+            ("meta-llama/Llama-3.1-70B-Instruct", "Llama 3.1 Community Licence"),
+            ("openai/gpt-oss-20b", "Apache-2.0"),
+        )
+    },
 }
-"""Local `transformers` checkpoint folders, by folder name; the marker is their config.json."""
+"""Local `transformers` checkpoint folders, by folder name; the marker is their config.json.
+The causal LMs are proofrank's generators and judge (the design card's list)."""
 
 REAL_ITEM_SOURCES: dict[tuple[str, str], Source] = {
     ("clevrer", "annotations"): Source(
@@ -474,6 +495,47 @@ def _hiccr(values: Mapping[str, Any], config: Mapping[str, Any]) -> Iterator[Pap
         yield _declare("hiccr", None, path, source, str(Path(path).parent))
 
 
+THEOREM_SOURCES: dict[str, Source] = {
+    "naturalproofs_proofwiki.json": Source(
+        "NaturalProofs, ProofWiki part: theorems with their human proofs (Welleck et al., "
+        "NeurIPS 2021 Datasets and Benchmarks; MIT licence, ProofWiki's text CC BY-SA 3.0)",
+        "Download naturalproofs_proofwiki.json from the data release linked in the README of "
+        "https://github.com/wellecks/naturalproofs into {folder}",
+    ),
+    "naturalproofs_stacks.json": Source(
+        "NaturalProofs, Stacks part: theorems with their human proofs (Welleck et al., NeurIPS "
+        "2021 Datasets and Benchmarks; MIT licence, the Stacks project's text GFDL)",
+        "Download naturalproofs_stacks.json from the data release linked in the README of "
+        "https://github.com/wellecks/naturalproofs into {folder}",
+    ),
+}
+"""proofrank's paper-scale theorem files (`proofrank.corpus.files`), by file name."""
+
+PROOFRANK_CORPUS = "corpus"
+"""The key of proofrank's theorem files: read by its data job."""
+PROOFRANK_JUDGE = "judge"
+"""The key of proofrank's judge checkpoint: read by its run jobs, as is each backend's (keyed
+by the backend's name)."""
+
+
+def _proofrank(values: Mapping[str, Any], config: Mapping[str, Any]) -> Iterator[PaperInput]:
+    """The theorem files when the params name some (key PROOFRANK_CORPUS), the judge's folder
+    when it is an LM (PROOFRANK_JUDGE) and each local model backend's folder (its name)."""
+    for path in values["corpus"]["files"] or []:
+        where = "proofrank.corpus.files"
+        source = _source(THEOREM_SOURCES, Path(path).name, where, "THEOREM_SOURCES")
+        yield _declare("proofrank", PROOFRANK_CORPUS, path, source, str(Path(path).parent))
+    if values["judge"]["kind"] == "lm":
+        yield _checkpoint(
+            "proofrank", PROOFRANK_JUDGE, values["judge"]["folder"], "proofrank.judge.folder"
+        )
+    for name, spec in values["backends"].items():
+        if spec["kind"] == "hf":
+            yield _checkpoint(
+                "proofrank", name, spec["folder"], f"proofrank.backends.{name}.folder"
+            )
+
+
 TRPR_BACKBONE = "backbone"
 """The key of trpr's backbone checkpoint: read by its tuning and run jobs, not its data jobs."""
 
@@ -505,6 +567,7 @@ DECLARATIONS: dict[str, Declaration] = {
     "nicer": _nicer,
     "hiccr": _hiccr,
     "trpr": _trpr,
+    "proofrank": _proofrank,
 }
 """Per study or preprocessing family: its paper-scale inputs, from (its section at the active
 scale, the whole configuration). A study reading only generated or bundled data has none."""

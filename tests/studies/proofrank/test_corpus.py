@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from reprolab.studies.proofrank.corpus import TECHNIQUES, bundled_files, read_corpus
+from reprolab.studies.proofrank.corpus import TECHNIQUES, bundled_files, corpus_text, read_corpus
 from reprolab.studies.proofrank.text import unparsed
 
 
@@ -65,3 +65,20 @@ def test_the_bundled_corpus_reads_clean_and_covers_every_technique():
     assert all(sum(p.correct for p in t.proofs) >= 2 for t in theorems)
     assert 0 < sum(not p.correct for p in proofs) < len(proofs) / 5
     assert not [p.proof_id for p in proofs if unparsed(p.text)]  # every expression parses
+
+
+def test_an_unparsable_expression_is_reported_and_its_proof_kept(tmp_path: Path):
+    odd = proof("t-1-a") | {"text": "Then $2 @ 3$ holds.\nThis completes the proof."}
+    path = tmp_path / "odd.jsonl"
+    path.write_text(json.dumps(theorem("t-1", odd)) + "\n")
+    theorems, problems = read_corpus([path])
+    assert [t.theorem_id for t in theorems] == ["t-1"]
+    assert [(p.line, p.item) for p in problems] == [(1, "t-1-a")]
+    assert "2 @ 3" in problems[0].message and str(path) in str(problems[0])
+
+
+def test_a_corpus_written_back_reads_the_same(tmp_path: Path):
+    theorems, _ = read_corpus(bundled_files())
+    path = tmp_path / "all.jsonl"
+    path.write_text(corpus_text(theorems))
+    assert read_corpus([path]) == (theorems, [])

@@ -73,7 +73,7 @@ def test_padding_doubles_the_length_in_fillers_only():
 def test_swaps_take_another_correct_proof_of_the_theorem():
     swapped = perturb("technique_swap", DIRECT, THEOREM, seed=0)
     assert swapped == CONTRADICTION.text  # the only correct proof of another technique
-    assert perturb("duplication", DIRECT, THEOREM, seed=0) in (CONTRADICTION.text, ALSO_DIRECT.text)
+    assert perturb("duplication", DIRECT, THEOREM, seed=0) == DIRECT.text  # its set is copied
     alone = Theorem("u", "algebra", "s", (DIRECT,))
     assert perturb("technique_swap", DIRECT, alone, seed=0) is None
 

@@ -23,7 +23,9 @@ def test_the_classifier_names_the_technique_of_held_out_theorems():
     proofs = [(t.theorem_id, p) for t in theorems for p in t.proofs if p.correct]
     train = [p for tid, p in proofs if tid not in held]
     test = [p for tid, p in proofs if tid in held]
-    model = train_classifier([p.text for p in train], [p.technique for p in train], strength=10.0)
+    model = train_classifier(
+        [p.text for p in train], [p.technique for p in train], regularisation=0.3
+    )
     predicted = predict(model, [p.text for p in test])
     accuracy = sum(a == p.technique for a, p in zip(predicted, test, strict=True)) / len(test)
     commonest = Counter(p.technique for p in test).most_common(1)[0][1] / len(test)

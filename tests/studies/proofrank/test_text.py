@@ -60,3 +60,23 @@ def test_structure_counts_nesting_cases_auxiliary_objects_and_concepts():
 def test_a_plain_direct_proof_has_no_structure_cost():
     text = "Then $(a - b)^2 >= 0$.\nHence $a^2 + b^2 >= 2*a*b$."
     assert cognitive_cost(text) == 0 and calculation_lines(text) == 2
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "__import__('os')",
+        "x_1 + 2",
+        "a; b",
+        "averyveryverylongname + 1",
+        "1 + " * 80 + "1",
+        "(sqrt, 2)",
+        "sqrt",
+    ],
+)
+def test_text_outside_the_dialect_never_reaches_sympy(source):
+    assert parse_expression(source).operations is None
+
+
+def test_an_integer_too_long_for_python_is_capped():
+    assert parse_expression("1" * 5000).largest_integer == 10**300

@@ -23,7 +23,7 @@ def matrix():
         pytest.skip("the bundled corpus is not written yet")
     correct = [p.text for t in theorems for p in t.proofs if p.correct]
     chosen = theorems[::10]  # a theorem of every part
-    models = crossfit(theorems, strength=10.0, held=chosen)
+    models = crossfit(theorems, regularisation=0.3, held=chosen)
     assert set(models) == {t.theorem_id for t in chosen}
     found = list(deltas(chosen, [0], Scales.of(correct), models, tfidf_embedder(correct)))
     return mean_matrix(found)

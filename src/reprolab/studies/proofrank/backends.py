@@ -10,7 +10,9 @@ known exactly and the harness's measures can be checked against it:
 * `RetrievalBackend("random")`: a proof drawn at random (incorrect ones included), in the
   technique asked for where there is one;
 * `NoncompliantBackend(rate)`: like random, but with probability `rate` a proof of another
-  technique than the one asked for (the non-compliance the adaptivity proxy must recover);
+  technique than the one asked for (the non-compliance the adaptivity proxy must recover). Its
+  coin has a generator of its own and its draws are random retrieval's, so where it complies it
+  returns what random retrieval returns: random retrieval is its compliant twin;
 * `VerboseBackend(inner)`: another backend's proofs with padding added (perturb.padding).
 
 Every draw comes from a numpy generator of (seed, theorem, instruction), so the same call gives
@@ -48,6 +50,11 @@ def _asked(theorem: Theorem, instruction: str | None) -> list[Proof]:
     return matching or list(theorem.proofs)
 
 
+def _pick(pool: list[Proof], draw: float) -> Proof:
+    """The proof a uniform draw in [0, 1) picks from `pool`."""
+    return pool[int(draw * len(pool))]
+
+
 class RetrievalBackend:
     """The corpus's proofs: the best one by `score`, or one drawn at random."""
 
@@ -64,7 +71,7 @@ class RetrievalBackend:
             best = max(pool, key=lambda p: (self.score(p, theorem), p.proof_id))
             return [best.text] * n
         rng = _rng(seed, theorem, instruction)
-        return [pool[int(rng.integers(len(pool)))].text for _ in range(n)]
+        return [_pick(pool, rng.random()).text for _ in range(n)]
 
 
 class NoncompliantBackend:
@@ -78,12 +85,13 @@ class NoncompliantBackend:
 
     def generate(self, theorem: Theorem, instruction: str | None, n: int, seed: int) -> list[str]:
         rng = _rng(seed, theorem, instruction)
+        coins = _rng(seed, theorem, f"comply {instruction}")
         asked = _asked(theorem, instruction)
         others = [p for p in theorem.proofs if instruction and p.technique != instruction]
         out = []
         for _ in range(n):
-            pool = others if others and rng.random() < self.rate else asked
-            out.append(pool[int(rng.integers(len(pool)))].text)
+            draw, strays = rng.random(), coins.random() < self.rate
+            out.append(_pick(others if others and strays else asked, draw).text)
         return out
 
 

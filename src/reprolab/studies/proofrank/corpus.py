@@ -12,7 +12,8 @@ licence) is package data beside this module, so the installed package finds it.
 
 Reading never stops at a bad line: a line that is not JSON, lacks a key or carries a value of
 the wrong kind is recorded as a `Problem` naming the file, the line and the id where there is
-one, and the rest of the file is read (`read_corpus` returns the theorems and the problems).
+one, and the rest of the file is read (`read_corpus` returns the theorems and the problems). A
+proof with an expression outside the dialect is read and reported the same way.
 """
 
 from __future__ import annotations
@@ -23,10 +24,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from reprolab.studies.proofrank.text import unparsed
+
 TECHNIQUES = ("induction", "contradiction", "direct", "pigeonhole", "counting", "parity")
 """The proof techniques a proof is labelled with (and a backend may be asked for)."""
 THEOREM_KEYS = {"theorem_id", "topic", "statement", "proofs"}
 PROOF_KEYS = {"proof_id", "technique", "correct", "author", "text"}
+UNPARSABLE = "kept, with expression(s) sympy cannot parse, each counted as one operation"
 
 
 @dataclass(frozen=True)
@@ -127,7 +131,9 @@ def _item(line: str) -> str | None:
 
 def read_lines(path: str, lines: Iterable[str]) -> tuple[list[Theorem], list[Problem]]:
     """The theorems of a JSONL text (`path` names it in problems) and the lines that failed;
-    duplicate theorem or proof ids are problems too (the first one is kept)."""
+    duplicate theorem or proof ids are problems too (the first one is kept). A proof with an
+    expression sympy cannot parse is kept (the expression counts as one operation) and
+    reported as a problem too."""
     theorems: list[Theorem] = []
     problems: list[Problem] = []
     seen: set[str] = set()
@@ -150,6 +156,11 @@ def read_lines(path: str, lines: Iterable[str]) -> tuple[list[Theorem], list[Pro
             continue
         seen.update(ids)
         theorems.append(theorem)
+        problems += [
+            Problem(path, number, proof.proof_id, f"{UNPARSABLE}: {found}")
+            for proof in theorem.proofs
+            if (found := unparsed(proof.text))
+        ]
     return theorems, problems
 
 
@@ -171,3 +182,28 @@ BUNDLED = Path(__file__).parent / "corpus"
 def bundled_files() -> list[Path]:
     """The corpus files that ship with the package, sorted by name."""
     return sorted(BUNDLED.glob("*.jsonl"))
+
+
+def theorem_record(theorem: Theorem) -> dict[str, Any]:
+    """A theorem as its corpus line's object (what `parse_theorem` reads back)."""
+    proofs = []
+    for p in theorem.proofs:
+        proof = {
+            "proof_id": p.proof_id,
+            "technique": p.technique,
+            "correct": p.correct,
+            "author": p.author,
+            "text": p.text,
+        }
+        proofs.append(proof if p.flaw is None else {**proof, "flaw": p.flaw})
+    return {
+        "theorem_id": theorem.theorem_id,
+        "topic": theorem.topic,
+        "statement": theorem.statement,
+        "proofs": proofs,
+    }
+
+
+def corpus_text(theorems: Iterable[Theorem]) -> str:
+    """The theorems as a JSONL corpus (one line each, keys in a fixed order)."""
+    return "".join(json.dumps(theorem_record(t), ensure_ascii=False) + "\n" for t in theorems)

@@ -11,8 +11,10 @@ keep the proof correct (the discriminant-validity table's rows).
 Both detours are worded tersely (about ten tokens in all), since any added word also lowers
 conciseness; whether each proxy still moves most under its own perturbation is what the
 discriminant-validity claim measures on the corpus.
-* `duplication`: the proof replaced by a copy of another correct proof of the same theorem, so
-  the theorem's set of proofs holds the same proof twice: diversity should fall.
+* `duplication`: the proof kept, and every other proof of the theorem's set replaced by a copy
+  of it (as a backend that always writes the same proof): diversity should fall, and the proof
+  itself, so every per-proof proxy, is unchanged. It is the one perturbation of the whole set
+  (`WHOLE_SET`); the others change one proof of it.
 * `technique_swap`: the proof replaced by a correct proof of the same theorem that uses another
   technique, while the technique asked for stays the original's: adaptivity should fall.
 * `identity`: the proof unchanged (the control: every proxy's change must be zero).
@@ -51,6 +53,8 @@ EXPECTED = {
     "identity": None,
 }
 """The proxy each perturbation should lower (None: the control, which should move nothing)."""
+WHOLE_SET = frozenset({"duplication"})
+"""Perturbations whose text replaces every proof of the theorem's set, not only its own."""
 
 
 def _interleave(body: list[str], extra: list[str], rng: np.random.Generator) -> str:
@@ -97,23 +101,16 @@ def cognitive_detour(proof: Proof, theorem: Theorem, rng: np.random.Generator) -
     )
 
 
-def _other(
-    proof: Proof, theorem: Theorem, rng: np.random.Generator, keep: Callable[[Proof], bool]
-) -> str | None:
-    """The text of a random other correct proof of `theorem` that `keep` accepts (None when
-    there is none)."""
-    found = [p for p in theorem.proofs if p.correct and p.proof_id != proof.proof_id and keep(p)]
-    return found[int(rng.integers(len(found)))].text if found else None
-
-
-def duplication(proof: Proof, theorem: Theorem, rng: np.random.Generator) -> str | None:
-    """A copy of another correct proof of the theorem."""
-    return _other(proof, theorem, rng, lambda other: True)
+def duplication(proof: Proof, theorem: Theorem, rng: np.random.Generator) -> str:
+    """The proof itself (the set around it becomes its copies: WHOLE_SET)."""
+    return proof.text
 
 
 def technique_swap(proof: Proof, theorem: Theorem, rng: np.random.Generator) -> str | None:
-    """Another correct proof of the theorem that uses a different technique."""
-    return _other(proof, theorem, rng, lambda other: other.technique != proof.technique)
+    """Another correct proof of the theorem that uses a different technique, drawn at random
+    (None when there is none)."""
+    found = [p for p in theorem.proofs if p.correct and p.technique != proof.technique]
+    return found[int(rng.integers(len(found)))].text if found else None
 
 
 def identity(proof: Proof, theorem: Theorem, rng: np.random.Generator) -> str:

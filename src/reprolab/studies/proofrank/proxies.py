@@ -84,7 +84,8 @@ def diversity(embeddings: np.ndarray, techniques: Sequence[str]) -> float:
     unit = embeddings / np.maximum(np.linalg.norm(embeddings, axis=1, keepdims=True), 1e-12)
     cosine = unit @ unit.T
     pairs = cosine[np.triu_indices(len(unit), 1)]
-    return 0.5 * (1.0 - float(pairs.mean())) + 0.5 * technique_entropy(techniques)
+    spread = max(0.0, 1.0 - float(pairs.mean()))  # rounding puts equal rows' cosine above 1
+    return 0.5 * spread + 0.5 * technique_entropy(techniques)
 
 
 def adaptivity(predicted: Sequence[str], requested: str) -> float:

@@ -5,7 +5,11 @@ The corpus writes every expression between dollar signs in a plain ASCII-math di
 products, `^` for powers, `sqrt`, `factorial`, `binomial`, at most one relation `=`, `>=`,
 `<=`, `<`, `>`). `parse_expression` turns one into a sympy expression (a relation as the pair
 of its sides) without evaluating it, so `2 + 2` stays two operands and one operation; an
-expression sympy cannot parse counts as one operation and is reported, never fatal.
+expression sympy cannot parse counts as one operation and is reported, never fatal. Since sympy's
+parser runs Python's `eval`, text outside the dialect (another character, an underscore, a name
+longer than `MAX_NAME` letters, more than `MAX_LENGTH` characters: what a generated proof may
+hold) is refused before it reaches sympy, and counted as unparsable; an integer longer than
+`MAX_DIGITS` digits counts as 10^MAX_DIGITS.
 
 Structure is read from the start of each line, as the corpus's format fixes it: "Suppose " and
 "Assume " open an assumption, "Case n:" a case and "Subcase ..." a nested one, "Let " introduces
@@ -17,6 +21,7 @@ from __future__ import annotations
 
 import math
 import re
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -24,6 +29,11 @@ from functools import lru_cache
 EXPRESSION = re.compile(r"\$([^$]+)\$")
 RELATION = re.compile(r"(<=|>=|=|<|>)")
 INTEGER = re.compile(r"\d+")
+DIALECT = re.compile(r"[A-Za-z0-9 +\-*/^().,!=<>]*")
+NAME = re.compile(r"[A-Za-z]+")
+MAX_LENGTH = 200
+MAX_NAME = 12
+MAX_DIGITS = 300
 CALCULATION = re.compile(r"^(Then|So|Hence) \$")
 CASE = re.compile(r"^Case \d+[a-z]?:")
 SUBCASE = re.compile(r"^Subcase \w+:")
@@ -120,28 +130,46 @@ def words(text: str) -> list[str]:
     return text.split()
 
 
+def in_dialect(source: str) -> bool:
+    """Whether an expression keeps to the dialect's characters, name lengths and length (what
+    may be handed to sympy's parser)."""
+    return (
+        len(source) <= MAX_LENGTH
+        and DIALECT.fullmatch(source) is not None
+        and all(len(name) <= MAX_NAME for name in NAME.findall(source))
+    )
+
+
 @lru_cache(maxsize=4096)
 def parse_expression(source: str) -> Expression:
     """Parse one expression of the dialect (module docstring) and count its operations:
     sympy's `count_ops` of each side of a relation, plus one for the relation."""
     from sympy.parsing.sympy_parser import parse_expr, standard_transformations
 
-    integers = [int(n) for n in INTEGER.findall(source)]
+    integers = [int(n) if len(n) <= MAX_DIGITS else 10**MAX_DIGITS for n in INTEGER.findall(source)]
     largest = max(integers, default=0)
+    if not in_dialect(source):
+        return Expression(source, None, largest)
+    from sympy import Expr, count_ops
+
     sides = RELATION.split(source)
     try:
-        operands = [
-            parse_expr(
-                side.replace("^", "**"), transformations=standard_transformations, evaluate=False
-            )
-            for side in sides[::2]
-        ]
+        with warnings.catch_warnings():  # deprecations about odd generated text, not errors
+            warnings.simplefilter("ignore")
+            operands = [
+                parse_expr(
+                    side.replace("^", "**"),
+                    transformations=standard_transformations,
+                    evaluate=False,
+                )
+                for side in sides[::2]
+            ]
+        if not all(isinstance(o, Expr) for o in operands):  # a tuple, a bare function name
+            return Expression(source, None, largest)
+        operations = sum(int(count_ops(o)) for o in operands)
     except Exception:  # sympy raises many kinds for text it cannot read
         return Expression(source, None, largest)
-    from sympy import count_ops
-
-    relations = len(sides) // 2
-    return Expression(source, sum(int(count_ops(o)) for o in operands) + relations, largest)
+    return Expression(source, operations + len(sides) // 2, largest)
 
 
 def expressions(text: str) -> list[Expression]:

@@ -5,8 +5,9 @@ For a proof p of theorem t, a perturbation and a seed, the change of each proxy 
 
 * conciseness, computational ease, cognitive simplicity: the proxy of the perturbed text minus
   the proxy of p (references: t's correct proofs; both correct by construction);
-* diversity: the diversity of t's correct proofs with p replaced by the perturbed text, minus
-  that of t's proofs as they are; embeddings from `embed`, techniques from the classifier, so
+* diversity: the diversity of t's correct proofs with p replaced by the perturbed text (for
+  duplication, perturb.WHOLE_SET: every proof replaced by it), minus that of t's proofs as they
+  are; embeddings from `embed`, techniques from the classifier, so
   the set is measured the same way before and after;
 * adaptivity: 1[classifier(perturbed) = p's technique] − 1[classifier(p) = p's technique].
 
@@ -23,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from reprolab.studies.proofrank.corpus import Theorem
-from reprolab.studies.proofrank.perturb import PERTURBATIONS, perturb
+from reprolab.studies.proofrank.perturb import PERTURBATIONS, WHOLE_SET, perturb
 from reprolab.studies.proofrank.proxies import (
     Scales,
     adaptivity,
@@ -58,16 +59,27 @@ class Delta:
 
 
 def crossfit(
-    theorems: Sequence[Theorem], strength: float, held: Sequence[Theorem] | None = None
+    theorems: Sequence[Theorem], regularisation: float, held: Sequence[Theorem] | None = None
 ) -> dict[str, Any]:
     """Per theorem of `held` (default: all of `theorems`) a technique classifier trained on the
-    correct proofs of every other theorem."""
+    correct proofs of every other theorem of `theorems`; theorems of `held` that are not among
+    `theorems` share one classifier trained on all of them."""
+
+    def fit(exclude: str | None) -> Any:
+        train = [p for t in theorems if t.theorem_id != exclude for p in t.proofs if p.correct]
+        return train_classifier(
+            [p.text for p in train], [p.technique for p in train], regularisation
+        )
+
+    known = {t.theorem_id for t in theorems}
+    shared = None
     models = {}
     for theorem in theorems if held is None else held:
-        train = [p for t in theorems if t is not theorem for p in t.proofs if p.correct]
-        models[theorem.theorem_id] = train_classifier(
-            [p.text for p in train], [p.technique for p in train], strength
-        )
+        if theorem.theorem_id in known:
+            models[theorem.theorem_id] = fit(theorem.theorem_id)
+        else:
+            shared = fit(None) if shared is None else shared
+            models[theorem.theorem_id] = shared
     return models
 
 
@@ -104,10 +116,12 @@ def deltas(
                         continue
                     after = per_proof(new, texts, scales)
                     label = predict(model, [new])[0]
-                    swapped = [*texts[:index], new, *texts[index + 1 :]]
-                    after["diversity"] = diversity(
-                        embed(swapped), [*labels[:index], label, *labels[index + 1 :]]
-                    )
+                    if name in WHOLE_SET:
+                        swapped, swapped_labels = [new] * len(texts), [label] * len(texts)
+                    else:
+                        swapped = [*texts[:index], new, *texts[index + 1 :]]
+                        swapped_labels = [*labels[:index], label, *labels[index + 1 :]]
+                    after["diversity"] = diversity(embed(swapped), swapped_labels)
                     before["diversity"] = before_diversity
                     after["adaptivity"] = adaptivity([label], proof.technique)
                     before["adaptivity"] = adaptivity([labels[index]], proof.technique)
