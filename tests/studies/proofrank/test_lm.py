@@ -24,7 +24,6 @@ from reprolab.studies.proofrank.lm import (
     chat_prompt,
     collate,
     encode_example,
-    learning_rate,
     prompt_messages,
     resolve_spec,
     train_lm,
@@ -139,13 +138,6 @@ def test_batches_cover_each_epoch_once_and_repeat_by_seed():
         assert len(set(drawn)) == 9
     assert batches == list(batch_order(lengths, 3, 6, seed=0))
     assert batches != list(batch_order(lengths, 3, 6, seed=1))
-
-
-def test_the_learning_rate_warms_up_then_decays_to_a_tenth():
-    rates = [learning_rate(step, 100, 1.0) for step in range(100)]
-    assert rates[0] == pytest.approx(0.2) and rates[4] == pytest.approx(1.0)
-    assert all(a >= b for a, b in zip(rates[4:], rates[5:], strict=False))
-    assert rates[-1] == pytest.approx(0.1, abs=1e-3)
 
 
 def test_training_writes_a_folder_and_a_record_without_times(trained):

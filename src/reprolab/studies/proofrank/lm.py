@@ -35,7 +35,6 @@ Choices:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -47,7 +46,7 @@ from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
 from reprolab.core.determinism import derive_seed, seed_everything
 from reprolab.core.io import atomic_dir, write_json
-from reprolab.core.progress import progress
+from reprolab.models.training import train_steps
 from reprolab.studies.proofrank.corpus import TECHNIQUES, Theorem
 
 TECHNIQUE_PHRASES = {
@@ -274,16 +273,6 @@ def batch_order(
             emitted += 1
 
 
-def learning_rate(step: int, steps: int, lr: float) -> float:
-    """The learning rate at `step` (0-based) of `steps`: linear warm-up over the first 5 %,
-    then cosine decay from `lr` to `lr` / 10."""
-    warmup = max(1, steps // 20)
-    if step < warmup:
-        return lr * (step + 1) / warmup
-    done = (step - warmup) / max(1, steps - warmup)
-    return lr * (0.1 + 0.45 * (1 + math.cos(math.pi * done)))
-
-
 @torch.no_grad()
 def mean_loss(
     model: LlamaForCausalLM,
@@ -329,26 +318,17 @@ def train_lm(
     tokenizer = build_tokenizer(theorems, spec["vocab_size"], spec["context"])
     examples = training_examples(tokenizer, theorems, spec["context"])
     model = build_model(spec, tokenizer)
-    optimiser = torch.optim.AdamW(
-        model.parameters(), lr=spec["lr"], betas=(0.9, 0.95), weight_decay=0.0
-    )
-    pad_id = tokenizer.pad_token_id
-    losses, window = [], []
     order = batch_order([len(ids) for ids, _ in examples], spec["batch_size"], steps, seed)
-    model.train()
-    for step in progress(range(steps), "proofrank LM", show_progress):
-        for group in optimiser.param_groups:
-            group["lr"] = learning_rate(step, steps, spec["lr"])
-        batch = collate([examples[i] for i in next(order)], pad_id)
-        loss = model(**batch).loss
-        optimiser.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimiser.step()
-        window.append(float(loss.detach()))
-        if len(window) == log_every or step == steps - 1:
-            losses.append(sum(window) / len(window))
-            window = []
+    pad_id = tokenizer.pad_token_id
+    losses = train_steps(
+        model,
+        lambda: collate([examples[i] for i in next(order)], pad_id),
+        steps,
+        spec["lr"],
+        log_every,
+        "proofrank LM",
+        show_progress,
+    )
     final = mean_loss(model, examples, spec["batch_size"], pad_id)
     record = {
         "spec": spec,

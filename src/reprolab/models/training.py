@@ -1,0 +1,57 @@
+"""The training loop of the small language models the workflow trains (proofrank's chat
+models, the fact LM): AdamW without weight decay (betas 0.9, 0.95), linear warm-up then cosine
+decay to a tenth of the peak rate, gradients clipped at norm 1, the loss logged as the mean of
+each window of steps."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+
+import torch
+
+from reprolab.core.progress import progress
+
+WARMUP_SHARE = 20
+"""The warm-up lasts 1/WARMUP_SHARE of the steps (at least one)."""
+
+
+def warmup_cosine(step: int, steps: int, lr: float) -> float:
+    """The learning rate at `step` (0-based) of `steps`: linear warm-up over the first 5 %,
+    then cosine decay from `lr` to `lr` / 10."""
+    warmup = max(1, steps // WARMUP_SHARE)
+    if step < warmup:
+        return lr * (step + 1) / warmup
+    done = (step - warmup) / max(1, steps - warmup)
+    return lr * (0.1 + 0.45 * (1 + math.cos(math.pi * done)))
+
+
+def train_steps(
+    model: torch.nn.Module,
+    next_batch: Callable[[], Mapping[str, torch.Tensor]],
+    steps: int,
+    lr: float,
+    log_every: int,
+    label: str,
+    show_progress: bool = True,
+) -> list[float]:
+    """Train `model` for `steps` steps on the batches `next_batch` returns (keyword arguments
+    of the model, whose output has a `loss`); the mean loss of each window of `log_every`
+    steps (the last window may be shorter)."""
+    optimiser = torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.95), weight_decay=0.0)
+    losses: list[float] = []
+    window: list[float] = []
+    model.train()
+    for step in progress(range(steps), label, show_progress):
+        for group in optimiser.param_groups:
+            group["lr"] = warmup_cosine(step, steps, lr)
+        loss = model(**next_batch()).loss
+        optimiser.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimiser.step()
+        window.append(float(loss.detach()))
+        if len(window) == log_every or step == steps - 1:
+            losses.append(sum(window) / len(window))
+            window = []
+    return losses
