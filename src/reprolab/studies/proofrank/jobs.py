@@ -126,7 +126,8 @@ def train_backend(
 def make_backends(
     params: Mapping[str, Any], scales: Scales, lm_dirs: Mapping[str, str]
 ) -> dict[str, Backend]:
-    """Every backend of the params (workflow_io's kinds); a verbose one after its inner one."""
+    """Every backend of the params (workflow_io's kinds), each built once (a verbose backend
+    wraps the very backend its `inner` names)."""
     generation = params["generation"]
     specs = params["backends"]
     built: dict[str, Backend] = {}
@@ -141,7 +142,7 @@ def make_backends(
         if kind == "noncompliant":
             return NoncompliantBackend(float(spec["rate"]))
         if kind == "verbose":
-            return VerboseBackend(built.get(spec["inner"]) or build(spec["inner"]))
+            return VerboseBackend(backend(spec["inner"]))
         from reprolab.studies.proofrank.hf_backend import CausalLMBackend
 
         folder = lm_dirs[name] if kind == "lm" else spec["folder"]
@@ -153,9 +154,13 @@ def make_backends(
             device=params["generation"]["device"],
         )
 
-    for name in specs:
-        built[name] = build(name)
-    return built
+    def backend(name: str) -> Backend:
+        """The backend `name`, built once (a verbose backend's inner one may come later)."""
+        if name not in built:
+            built[name] = build(name)
+        return built[name]
+
+    return {name: backend(name) for name in specs}
 
 
 def make_judge(params: Mapping[str, Any]) -> Judge:

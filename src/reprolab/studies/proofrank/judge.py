@@ -60,15 +60,12 @@ class ReferenceJudge:
         if unparsed(text):
             return False
         found = content(text)
-        correct = max(
-            (similarity(found, content(p.text)) for p in theorem.proofs if p.correct),
-            default=0.0,
-        )
-        flawed = max(
-            (similarity(found, content(p.text)) for p in theorem.proofs if not p.correct),
-            default=0.0,
-        )
-        return correct >= self.threshold and correct > flawed
+        nearest = {True: 0.0, False: 0.0}
+        for proof in theorem.proofs:
+            nearest[proof.correct] = max(
+                nearest[proof.correct], similarity(found, content(proof.text))
+            )
+        return nearest[True] >= self.threshold and nearest[True] > nearest[False]
 
     def judge_batch(self, items: Sequence[tuple[Theorem, str]]) -> list[bool]:
         """κ of each (theorem, text)."""

@@ -109,6 +109,8 @@ def deltas(
         before_diversity = diversity(embed(texts), labels)
         for index, proof in enumerate(good):
             before = per_proof(proof.text, texts, scales)
+            before["diversity"] = before_diversity
+            before["adaptivity"] = adaptivity([labels[index]], proof.technique)
             for name in PERTURBATIONS:
                 for seed in seeds:
                     new = perturb(name, proof, theorem, seed)
@@ -122,9 +124,7 @@ def deltas(
                         swapped = [*texts[:index], new, *texts[index + 1 :]]
                         swapped_labels = [*labels[:index], label, *labels[index + 1 :]]
                     after["diversity"] = diversity(embed(swapped), swapped_labels)
-                    before["diversity"] = before_diversity
                     after["adaptivity"] = adaptivity([label], proof.technique)
-                    before["adaptivity"] = adaptivity([labels[index]], proof.technique)
                     for proxy in PROXIES:
                         yield Delta(
                             name,
