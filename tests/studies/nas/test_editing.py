@@ -10,7 +10,6 @@ import torch
 from reprolab.models.fact_lm import fact_tokenizer, object_ids, train_fact_lm
 from reprolab.models.facts import WorldSpec, make_world, query
 from reprolab.studies.nas.editing import (
-    Batch,
     DeltaSolver,
     anchor_scaled,
     covariance,
@@ -21,6 +20,8 @@ from reprolab.studies.nas.editing import (
     solve_delta,
     value_matrix,
 )
+from reprolab.studies.nas.prompts import edit_batch
+from reprolab.studies.nas.world_stream import world_openings, world_request
 
 
 def spd(size: int, generator: torch.Generator) -> torch.Tensor:
@@ -63,7 +64,7 @@ def test_nas_rescales_to_the_anchor_and_keeps_the_direction():
 
 
 WORLD = make_world(
-    WorldSpec(subjects=16, relations=2, objects=4, prefix_max=0, paraphrase_subjects=0.5, seed=0)
+    WorldSpec(subjects=16, relations=2, objects=4, prefix_max=2, paraphrase_subjects=0.5, seed=0)
 )
 SPEC = {
     "layers": 4,
@@ -99,17 +100,14 @@ def test_a_memit_edit_changes_the_target_fact_and_spares_the_others(fact_lm):
     model, tokenizer = fact_lm
     subject, relation = 9, 1
     new = (int(WORLD.facts[subject, relation]) + 1) % 4
-    texts = [query(WORLD, subject, relation, t) for t in range(3)]
-    inputs = dict(tokenizer(texts, padding=True, return_tensors="pt"))
-    batch = Batch(inputs, torch.full((3,), 2), torch.zeros(3, dtype=torch.long))
-    target = object_ids(tokenizer, WORLD.relations[relation].objects)[new]
+    current = int(WORLD.facts[subject, relation])
+    request = world_request(WORLD, "edit", subject, relation, 0, new, current, [])
+    batch = edit_batch(tokenizer, [request], world_openings(WORLD, 3, seed=0))
     layers = [0, 1]
     sentences = [query(WORLD, s, r, 0) for s in range(16) for r in range(2)]
     moments = [covariance(model, layer, sentences, tokenizer, ridge=0.01) for layer in layers]
     before = value_matrix(model, 1).detach().clone()
-    delta = solve_delta(
-        model, 1, batch, torch.full((3,), target), 1, DeltaSolver(60, 1.0, 4.0, 1e-3)
-    )
+    delta = solve_delta(model, 1, batch, 1, DeltaSolver(60, 1.0, 4.0, 1e-3))
     hidden, _ = hidden_and_value(model, 1, batch, 1)
     memit_edit(model, layers, batch, hidden + delta, moments, weight=0.1)
     assert not torch.equal(value_matrix(model, 1), before)

@@ -97,17 +97,24 @@ def add_to_value_matrix(model: torch.nn.Module, layer: int, delta: torch.Tensor)
 
 @dataclass
 class Batch:
-    """Tokenised prompts with, per prompt, the position of its subject's last token and the
-    request it belongs to."""
+    """Tokenised prompts, each followed by its request's new answer but the answer's last
+    token, with the position of the subject's last token, the request each prompt belongs to,
+    and `labels`: at each position the token to predict there (the answer's tokens after the
+    prompt, IGNORE elsewhere)."""
 
     inputs: dict[str, torch.Tensor]
     positions: torch.Tensor
     owners: torch.Tensor
+    labels: torch.Tensor
 
-    @property
-    def ends(self) -> torch.Tensor:
-        """The position of each prompt's last real token (where the next token is predicted)."""
-        return self.inputs["attention_mask"].sum(dim=1) - 1
+    def to(self, device: torch.device | str) -> Batch:
+        """The batch on `device` (the model's)."""
+        inputs = {name: tensor.to(device) for name, tensor in self.inputs.items()}
+        moved = (self.positions, self.owners, self.labels)
+        return Batch(inputs, *(tensor.to(device) for tensor in moved))
+
+
+IGNORE = -100
 
 
 @contextlib.contextmanager
@@ -130,7 +137,7 @@ def shifted_output(
 
     def hook(_module: torch.nn.Module, _args: tuple, output: torch.Tensor) -> torch.Tensor:
         seen.append(output)
-        rows = torch.arange(output.shape[0])
+        rows = torch.arange(output.shape[0], device=output.device)
         added = torch.zeros_like(output)
         added[rows, batch.positions] = shift[batch.owners]
         return output + added
@@ -144,12 +151,13 @@ def shifted_output(
 
 def at_subject(states: torch.Tensor, batch: Batch) -> torch.Tensor:
     """The rows of (prompts, positions, width) states at each prompt's subject position."""
-    return states[torch.arange(states.shape[0]), batch.positions]
+    return states[torch.arange(states.shape[0], device=states.device), batch.positions]
 
 
 def per_request(rows: torch.Tensor, owners: torch.Tensor, requests: int) -> torch.Tensor:
     """The mean of the rows of each request."""
-    sums = torch.zeros(requests, rows.shape[1], dtype=rows.dtype).index_add_(0, owners, rows)
+    sums = torch.zeros(requests, rows.shape[1], dtype=rows.dtype, device=rows.device)
+    sums.index_add_(0, owners, rows)
     counts = torch.bincount(owners, minlength=requests).clamp(min=1).to(rows.dtype)
     return sums / counts[:, None]
 
@@ -169,7 +177,7 @@ def hidden_and_value(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """The residual stream after block `layer` (h) and the MLP's output (v₀) at the subject,
     averaged over each request's prompts, both (requests, d)."""
-    zero = torch.zeros(requests, model.config.hidden_size)
+    zero = torch.zeros(requests, model.config.hidden_size, device=model.device)
     seen: list[torch.Tensor] = []
     with shifted_output(mlp(model, layer), batch, zero, seen):
         outputs = model(**batch.inputs, output_hidden_states=True)
@@ -194,13 +202,12 @@ def solve_delta(
     model: torch.nn.Module,
     layer: int,
     batch: Batch,
-    targets: torch.Tensor,
     requests: int,
     solver: DeltaSolver,
 ) -> torch.Tensor:
     """The (requests, d) shifts δ of the residual after block `layer` at the subject that make
-    the token `targets[prompt]` likely after each prompt (module docstring). The model's
-    parameters are left untouched (their gradients are not computed)."""
+    each prompt's new answer (`batch.labels`) likely (module docstring). The model's parameters
+    are left untouched (their gradients are not computed)."""
     if layer >= model.config.num_hidden_layers - 1:
         raise ValueError(
             f"target layer {layer}: a shift at the subject reaches the prediction only through "
@@ -210,7 +217,6 @@ def solve_delta(
     radius = solver.clamp * hidden.norm(dim=1, keepdim=True)
     delta = torch.zeros_like(hidden, requires_grad=True)
     optimiser = torch.optim.Adam([delta], lr=solver.lr)
-    wanted = torch.nn.functional.one_hot(targets, model.config.vocab_size).bool()
     trainable = [p.requires_grad for p in model.parameters()]
     for parameter in model.parameters():
         parameter.requires_grad_(False)
@@ -219,8 +225,9 @@ def solve_delta(
             seen: list[torch.Tensor] = []
             with shifted_output(mlp(model, layer), batch, delta, seen):
                 logits = model(**batch.inputs).logits
-            last = logits[torch.arange(logits.shape[0]), batch.ends]
-            nll = -(last.log_softmax(dim=1)[wanted]).mean()
+            nll = torch.nn.functional.cross_entropy(
+                logits.flatten(0, 1), batch.labels.flatten(), ignore_index=IGNORE
+            )
             loss = nll + solver.weight_decay * (delta**2).sum(dim=1).mean()
             optimiser.zero_grad()
             loss.backward()
@@ -296,13 +303,13 @@ def covariance(
     give C eigenvalues near zero, along which an update would otherwise grow without bound."""
     total, count = None, 0
     for start in range(0, len(texts), batch_size):
-        inputs = tokenizer(
-            list(texts[start : start + batch_size]), padding=True, return_tensors="pt"
-        )
+        chunk = list(texts[start : start + batch_size])
+        inputs = tokenizer(chunk, padding=True, return_tensors="pt").to(model.device)
         with captured_input(projection(model, layer)) as seen:
             model(**inputs)
         rows = seen[0][inputs["attention_mask"].bool()].double()
         total = rows.T @ rows if total is None else total + rows.T @ rows
         count += rows.shape[0]
     moment = total / count
-    return moment + ridge * torch.trace(moment) / moment.shape[0] * torch.eye(moment.shape[0])
+    identity = torch.eye(moment.shape[0], dtype=moment.dtype, device=moment.device)
+    return moment + ridge * torch.trace(moment) / moment.shape[0] * identity
