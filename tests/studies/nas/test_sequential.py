@@ -124,9 +124,18 @@ def test_a_memit_run_logs_every_batch_and_scores_every_checkpoint(saved):
     batches, checkpoints = result["batches"], result["checkpoints"]
     assert len(batches) == 2
     for index, logs in enumerate(batches):
-        assert set(logs) == {"vstar", "delta", "hidden", "value", "update", "edits", "weight_norm"}
+        assert set(logs) == {
+            "vstar",
+            "wanted",
+            "delta",
+            "hidden",
+            "value",
+            "update",
+            "edits",
+            "weight_norm",
+        }
         assert logs["edits"] == 3 * (index + 1)
-        for name in ("vstar", "delta", "hidden", "value"):
+        for name in ("vstar", "wanted", "delta", "hidden", "value"):
             assert len(logs[name]) == 3 and all(v > 0 for v in logs[name])
         assert len(logs["update"]) == len(EDITING.layers)
         assert len(logs["weight_norm"]) == len(EDITING.layers)

@@ -31,10 +31,16 @@ from reprolab.core.io import write_json
 from reprolab.core.tuning import selected
 from reprolab.models.fact_lm import train_fact_lm, training_sentences
 from reprolab.models.facts import World, WorldSpec, arithmetic, make_world, read_world, write_world
-from reprolab.studies.nas.editing import DeltaSolver, covariance
+from reprolab.studies.nas.editing import DeltaSolver, covariance, value_matrix
 from reprolab.studies.nas.growth import growth_fits, horizon, long_run_score
 from reprolab.studies.nas.requests import EditRequest
-from reprolab.studies.nas.sequential import Editing, Method, SequentialRun, anchor_norms
+from reprolab.studies.nas.sequential import (
+    Editing,
+    Method,
+    SequentialRun,
+    anchor_norms,
+    generic_loss,
+)
 from reprolab.studies.nas.world_stream import edit_stream, world_openings
 
 log = logging.getLogger(__name__)
@@ -172,13 +178,46 @@ def run_methods(
         )
         trace = run.run(requests, generic, f"nas {name} seed {seed}", show_progress)
         records[name] = {**trace, **summarise(trace)}
-        log.info(
-            "%s: horizon %s, long-run %.3f",
-            name,
-            records[name]["horizon"],
-            records[name]["long_run"],
+        done = records[name]
+        log.info("%s: horizon %s, long-run %.3f", name, done["horizon"], done["long_run"])
+    return {
+        "anchors": anchors,
+        "generic_loss_unedited": generic_loss(unedited, tokenizer, generic),
+        "weight_unedited": [
+            float(value_matrix(unedited, layer).detach().norm()) for layer in editing.layers
+        ],
+        "operations": edit_operations(
+            model_dir, tokenizer, moments, openings, editing, anchors, requests, methods
+        ),
+        "methods": records,
+    }
+
+
+def edit_operations(
+    model_dir: str | Path,
+    tokenizer: PreTrainedTokenizerBase,
+    moments: dict[int, torch.Tensor],
+    openings: Sequence[str],
+    editing: Editing,
+    anchors: dict[str, float],
+    requests: Sequence[EditRequest],
+    methods: Mapping[str, Method],
+) -> dict[str, int]:
+    """The counted operations (hiccr.cost: FLOPs of matrix products, one per element
+    otherwise) of each method's first batch of edits on the unedited model: NAS's overhead is
+    measured as work, not wall time, so metrics.json stays byte-identical."""
+    from reprolab.studies.hiccr.cost import count_operations
+
+    batch = list(requests[: editing.batch_size])
+    counts = {}
+    for name, method in methods.items():
+        run = SequentialRun(
+            load_model(model_dir), tokenizer, moments, openings, editing, method, anchors, 0
         )
-    return {"anchors": anchors, "methods": records}
+        edit = run.edit_rome if method.editor == "rome" else run.edit_memit
+        torch.manual_seed(0)
+        counts[name], _ = count_operations(lambda edit=edit: edit(batch))
+    return counts
 
 
 def summarise(trace: Mapping[str, Any]) -> dict[str, Any]:

@@ -192,25 +192,27 @@ class SequentialRun:
         self, requests: Sequence[EditRequest]
     ) -> tuple[Batch, torch.Tensor, torch.Tensor, dict]:
         """The batch of `requests`, the value v* each should get at the target layer (NAS-scaled
-        where the method anchors), the residual z it means there, and the batch's norms."""
+        where the method anchors), the residual z it means there, and the batch's norms (per
+        request: v* as solved, v* as wanted, δ, h and v₀)."""
         batch = edit_batch(self.tokenizer, requests, self.openings).to(self.model.device)
         target, count = self.editing.target, len(requests)
         delta = solve_delta(self.model, target, batch, count, self.solver)
         hidden, value = hidden_and_value(self.model, target, batch, count)
         vstar = value + delta
+        wanted = anchor_scaled(vstar, self.anchor) if self.anchor else vstar
         norms = {
             "vstar": vstar.norm(dim=1).tolist(),
+            "wanted": wanted.norm(dim=1).tolist(),
             "delta": delta.norm(dim=1).tolist(),
             "hidden": hidden.norm(dim=1).tolist(),
             "value": value.norm(dim=1).tolist(),
         }
-        wanted = anchor_scaled(vstar, self.anchor) if self.anchor else vstar
         return batch, wanted, hidden + (wanted - value), norms
 
     def edit_rome(self, requests: Sequence[EditRequest]) -> dict:
         """ROME, one request after another at the target layer; norms per request, the norm
         of the batch's whole change of the layer's matrix."""
-        logs: dict = {"vstar": [], "delta": [], "hidden": [], "value": []}
+        logs: dict = {"vstar": [], "wanted": [], "delta": [], "hidden": [], "value": []}
         layer = self.editing.target
         before = value_matrix(self.model, layer).detach().clone()
         for request in requests:
