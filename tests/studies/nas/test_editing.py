@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from reprolab.models.fact_lm import fact_tokenizer, object_ids, train_fact_lm
-from reprolab.models.facts import WorldSpec, make_world, query
+from reprolab.models.fact_lm import fact_tokenizer, object_ids
+from reprolab.models.facts import query
 from reprolab.studies.nas.editing import (
     DeltaSolver,
     anchor_scaled,
@@ -22,6 +22,7 @@ from reprolab.studies.nas.editing import (
 )
 from reprolab.studies.nas.prompts import edit_batch
 from reprolab.studies.nas.world_stream import world_openings, world_request
+from tests.studies.nas.conftest import WORLD
 
 
 def spd(size: int, generator: torch.Generator) -> torch.Tensor:
@@ -63,28 +64,11 @@ def test_nas_rescales_to_the_anchor_and_keeps_the_direction():
     torch.testing.assert_close(torch.cosine_similarity(scaled, vstar, dim=1), torch.ones(2))
 
 
-WORLD = make_world(
-    WorldSpec(subjects=16, relations=2, objects=4, prefix_max=2, paraphrase_subjects=0.5, seed=0)
-)
-SPEC = {
-    "layers": 4,
-    "hidden": 48,
-    "heads": 4,
-    "context": 16,
-    "lr": 0.003,
-    "batch_size": 32,
-    "arithmetic_share": 0.1,
-}
-
-
 @pytest.fixture(scope="module")
-def fact_lm(tmp_path_factory):
+def fact_lm(fact_lm_dir):
     from transformers import GPT2LMHeadModel
 
-    folder = tmp_path_factory.mktemp("lm") / "model"
-    record = train_fact_lm(WORLD, SPEC, 400, 0, folder, threads=1, show_progress=False)
-    assert record["accuracy"]["trained"] == 1.0
-    return GPT2LMHeadModel.from_pretrained(folder), fact_tokenizer(WORLD)
+    return GPT2LMHeadModel.from_pretrained(fact_lm_dir), fact_tokenizer(WORLD)
 
 
 def predicted_object(model, tokenizer, subject: int, relation: int) -> int:

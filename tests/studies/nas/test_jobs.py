@@ -13,6 +13,7 @@ from reprolab.core.tuning import selected
 from reprolab.models.facts import query, read_world
 from reprolab.studies.nas.jobs import TUNED, run_seed, train_lm
 from reprolab.studies.nas.tune import tune_editing
+from tests.studies.nas.conftest import SPEC
 
 PARAMS = {
     "world": {
@@ -23,17 +24,7 @@ PARAMS = {
         "paraphrase_subjects": 0.5,
         "seed": 0,
     },
-    "lm": {
-        "layers": 4,
-        "hidden": 48,
-        "heads": 4,
-        "context": 16,
-        "lr": 0.003,
-        "batch_size": 32,
-        "arithmetic_share": 0.1,
-        "steps": 400,
-        "seed": 0,
-    },
+    "lm": {**SPEC, "steps": 400, "seed": 0},
     "stream": {"source": "world", "edits": 6, "neighbours": 2, "openings": 2},
     "editing": {
         "layers": [0, 1],

@@ -10,15 +10,12 @@ from __future__ import annotations
 import torch
 
 from reprolab.models.fact_lm import fact_tokenizer
-from reprolab.models.facts import WorldSpec, make_world
 from reprolab.studies.nas.prompts import edit_batch
 from reprolab.studies.nas.requests import EditRequest
 from reprolab.studies.nas.scoring import continuation_ids
 from reprolab.studies.nas.world_stream import world_request
+from tests.studies.nas.conftest import WORLD
 
-WORLD = make_world(
-    WorldSpec(subjects=16, relations=2, objects=4, prefix_max=2, paraphrase_subjects=0.5, seed=0)
-)
 TOKENIZER = fact_tokenizer(WORLD)
 OPENINGS = ["", "well", "so now"]
 

@@ -13,23 +13,14 @@ from reprolab.core.io import read_json, write_json
 from reprolab.core.summary import summarize_study
 from reprolab.studies.nas import results
 from reprolab.studies.nas.growth import growth_fits
+from tests.studies.nas.conftest import CLAIMED, METHODS
 
 SEEDS = [0, 1, 2]
 PARAMS: dict[str, Any] = {
     "table_digits": 3,
-    "methods": {
-        "memit": {"editor": "memit"},
-        "memit_nas": {"editor": "memit", "anchor": "vstar"},
-        "memit_tight": {"editor": "memit", "clamp": 1.0},
-        "rome": {"editor": "rome"},
-        "rome_nas": {"editor": "rome", "anchor": "vstar"},
-    },
+    "methods": METHODS,
     "claims": {
-        "plain": "memit",
-        "nas": "memit_nas",
-        "tight": "memit_tight",
-        "rome": "rome",
-        "rome_nas": "rome_nas",
+        **CLAIMED,
         "horizon_ratio": 4.0,
         "single_edit_margin": 0.05,
         "overhead": 0.01,

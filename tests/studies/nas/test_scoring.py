@@ -15,36 +15,22 @@ import numpy as np
 import pytest
 import torch
 
-from reprolab.models.fact_lm import fact_tokenizer, object_ids, train_fact_lm
-from reprolab.models.facts import WorldSpec, make_world, query
+from reprolab.models.fact_lm import fact_tokenizer, object_ids
+from reprolab.models.facts import query
 from reprolab.studies.nas import scoring
 from reprolab.studies.nas.scoring import candidate_scores, continuation_ids, share_preferred
+from tests.studies.nas.conftest import WORLD
 
-WORLD = make_world(
-    WorldSpec(subjects=16, relations=2, objects=4, prefix_max=2, paraphrase_subjects=0.5, seed=0)
-)
-SPEC = {
-    "layers": 4,
-    "hidden": 48,
-    "heads": 4,
-    "context": 16,
-    "lr": 0.003,
-    "batch_size": 32,
-    "arithmetic_share": 0.1,
-}
 FIRST, SECOND = WORLD.relations[0].objects[:2]
 PAIR = f"{FIRST} {SECOND}"
 """A real two-word answer: two object words of the world's vocabulary."""
 
 
 @pytest.fixture(scope="module")
-def fact_lm(tmp_path_factory):
+def fact_lm(fact_lm_dir):
     from transformers import GPT2LMHeadModel
 
-    folder = tmp_path_factory.mktemp("lm") / "model"
-    record = train_fact_lm(WORLD, SPEC, 400, 0, folder, threads=1, show_progress=False)
-    assert record["accuracy"]["trained"] == 1.0
-    return GPT2LMHeadModel.from_pretrained(folder), fact_tokenizer(WORLD)
+    return GPT2LMHeadModel.from_pretrained(fact_lm_dir), fact_tokenizer(WORLD)
 
 
 def prompts_and_candidates() -> tuple[list[str], list[tuple[str, ...]]]:

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 import torch
 
-from reprolab.models.fact_lm import fact_tokenizer, train_fact_lm, training_sentences
-from reprolab.models.facts import WorldSpec, arithmetic, make_world
+from reprolab.models.fact_lm import fact_tokenizer, training_sentences
+from reprolab.models.facts import arithmetic
 from reprolab.studies.nas.editing import DeltaSolver, covariance, value_matrix
 from reprolab.studies.nas.sequential import (
     Editing,
@@ -28,19 +28,8 @@ from reprolab.studies.nas.sequential import (
     random_like,
 )
 from reprolab.studies.nas.world_stream import edit_stream, world_openings, world_request
+from tests.studies.nas.conftest import SPEC, WORLD
 
-WORLD = make_world(
-    WorldSpec(subjects=16, relations=2, objects=4, prefix_max=2, paraphrase_subjects=0.5, seed=0)
-)
-SPEC = {
-    "layers": 4,
-    "hidden": 48,
-    "heads": 4,
-    "context": 16,
-    "lr": 0.003,
-    "batch_size": 32,
-    "arithmetic_share": 0.1,
-}
 EDITING = Editing(
     layers=(0, 1), weight=1.0, solver=DeltaSolver(30, 1.0, 4.0, 1e-3), batch_size=3, eval_every=3
 )
@@ -49,14 +38,6 @@ OPENINGS = world_openings(WORLD, 2, seed=0)
 SENTENCES = training_sentences(WORLD, 256, 0.1, np.random.default_rng(0))
 GENERIC = [arithmetic(np.random.default_rng(i)) for i in range(16)]
 ANCHORS = {"vstar": 3.0, "value": 1.0}
-
-
-@pytest.fixture(scope="module")
-def saved(tmp_path_factory) -> Path:
-    folder = tmp_path_factory.mktemp("lm") / "model"
-    record = train_fact_lm(WORLD, SPEC, 400, 0, folder, threads=1, show_progress=False)
-    assert record["accuracy"]["trained"] == 1.0
-    return folder
 
 
 def load(folder: Path):
@@ -117,8 +98,8 @@ def test_random_like_keeps_the_frobenius_norm():
     assert float(following.norm()) == pytest.approx(float(update.norm()), rel=1e-5)
 
 
-def test_a_memit_run_logs_every_batch_and_scores_every_checkpoint(saved):
-    model, run = make_run(saved, Method(editor="memit"))
+def test_a_memit_run_logs_every_batch_and_scores_every_checkpoint(fact_lm_dir):
+    model, run = make_run(fact_lm_dir, Method(editor="memit"))
     result = run.run(STREAM, GENERIC, "memit", show_progress=False)
     assert set(result) == {"batches", "checkpoints"}
     batches, checkpoints = result["batches"], result["checkpoints"]
@@ -155,17 +136,17 @@ def test_a_memit_run_logs_every_batch_and_scores_every_checkpoint(saved):
         assert math.isfinite(scores["generic_loss"]) and scores["generic_loss"] > 0
 
 
-def test_a_run_gives_the_same_bytes_from_the_same_saved_model(saved):
+def test_a_run_gives_the_same_bytes_from_the_same_saved_model(fact_lm_dir):
     results = []
     for _ in range(2):
-        _, run = make_run(saved, Method(editor="memit", anchor="vstar"))
+        _, run = make_run(fact_lm_dir, Method(editor="memit", anchor="vstar"))
         results.append(json.dumps(run.run(STREAM, GENERIC, "memit", show_progress=False)))
     assert results[0] == results[1]
 
 
-def test_nas_targets_have_the_anchor_norm_and_the_plain_direction(saved):
-    _, plain = make_run(saved, Method(editor="memit"))
-    _, scaled = make_run(saved, Method(editor="memit", anchor="vstar"))
+def test_nas_targets_have_the_anchor_norm_and_the_plain_direction(fact_lm_dir):
+    _, plain = make_run(fact_lm_dir, Method(editor="memit"))
+    _, scaled = make_run(fact_lm_dir, Method(editor="memit", anchor="vstar"))
     requests = STREAM[:3]
     _, wanted, goal, norms = plain.targets(requests)
     _, anchored, anchored_goal, anchored_norms = scaled.targets(requests)
@@ -181,8 +162,8 @@ def test_nas_targets_have_the_anchor_norm_and_the_plain_direction(saved):
     torch.testing.assert_close(anchored_goal - goal, anchored - wanted, atol=1e-4, rtol=1e-4)
 
 
-def test_a_rome_run_changes_the_target_layers_value_matrix_only(saved):
-    model, run = make_run(saved, Method(editor="rome"))
+def test_a_rome_run_changes_the_target_layers_value_matrix_only(fact_lm_dir):
+    model, run = make_run(fact_lm_dir, Method(editor="rome"))
     before = {layer: value_matrix(model, layer).detach().clone() for layer in range(4)}
     result = run.run(STREAM, GENERIC, "rome", show_progress=False)
     assert torch.equal(value_matrix(model, 0), before[0])
@@ -192,16 +173,16 @@ def test_a_rome_run_changes_the_target_layers_value_matrix_only(saved):
     assert all(len(logs["vstar"]) == 3 for logs in result["batches"])
 
 
-def test_rome_logs_the_norm_of_the_batchs_summed_update(saved):
-    model, run = make_run(saved, Method(editor="rome"))
+def test_rome_logs_the_norm_of_the_batchs_summed_update(fact_lm_dir):
+    model, run = make_run(fact_lm_dir, Method(editor="rome"))
     before = value_matrix(model, 1).detach().clone()
     logs = run.edit_rome(STREAM[:3])
     summed = float((value_matrix(model, 1).detach() - before).norm())
     assert logs["update"][0] == pytest.approx(summed, rel=1e-4)
 
 
-def test_anchor_norms_are_the_mean_norms_on_the_unedited_model(saved):
-    model, run = make_run(saved, Method(editor="memit"))
+def test_anchor_norms_are_the_mean_norms_on_the_unedited_model(fact_lm_dir):
+    model, run = make_run(fact_lm_dir, Method(editor="memit"))
     requests = STREAM[:3]
     anchors = anchor_norms(model, fact_tokenizer(WORLD), requests, OPENINGS, EDITING)
     assert set(anchors) == {"vstar", "value"}

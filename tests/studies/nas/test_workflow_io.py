@@ -10,26 +10,15 @@ from typing import Any
 import pytest
 
 from reprolab.studies.nas.workflow_io import check_params
+from tests.studies.nas.conftest import CLAIMED, METHODS
 
 GOOD: dict[str, Any] = {
     "world": {"subjects": 300, "paraphrase_subjects": 0.5},
     "lm": {"layers": 4},
     "stream": {"source": "world"},
     "editing": {"layers": [0, 1], "batch_size": 10},
-    "methods": {
-        "memit": {"editor": "memit"},
-        "memit_nas": {"editor": "memit", "anchor": "vstar"},
-        "memit_tight": {"editor": "memit", "clamp": 1.0},
-        "rome": {"editor": "rome"},
-        "rome_nas": {"editor": "rome", "anchor": "vstar"},
-    },
-    "claims": {
-        "plain": "memit",
-        "nas": "memit_nas",
-        "tight": "memit_tight",
-        "rome": "rome",
-        "rome_nas": "rome_nas",
-    },
+    "methods": METHODS,
+    "claims": CLAIMED,
 }
 
 

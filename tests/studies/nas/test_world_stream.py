@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import pytest
 
-from reprolab.models.facts import FILLERS, PARAPHRASE, WorldSpec, make_world, query
+from reprolab.models.facts import FILLERS, PARAPHRASE, query
 from reprolab.studies.nas.requests import EditRequest
 from reprolab.studies.nas.world_stream import edit_stream, world_openings
+from tests.studies.nas.conftest import WORLD
 
-WORLD = make_world(
-    WorldSpec(subjects=16, relations=2, objects=4, prefix_max=2, paraphrase_subjects=0.5, seed=0)
-)
 SUBJECTS = {" ".join(words): index for index, words in enumerate(WORLD.subjects)}
 EDITABLE = [s for s in range(len(WORLD.subjects)) if s not in WORLD.paraphrase_trained]
 PAIRS = len(EDITABLE) * len(WORLD.relations)
