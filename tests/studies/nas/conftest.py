@@ -31,13 +31,15 @@ METHODS: dict[str, dict[str, Any]] = {
     "rome_nas": {"editor": "rome", "anchor": "vstar"},
 }
 CLAIMED = {
+    "alpha": 0.05,
+    "min_effect": 0.0,
     "plain": "memit",
     "nas": "memit_nas",
     "tight": "memit_tight",
     "rome": "rome",
     "rome_nas": "rome_nas",
 }
-"""The method each claim role names."""
+"""The claims' test settings and the method each claim role names."""
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,7 @@ import pytest
 from reprolab.core.io import read_json
 from reprolab.core.tuning import selected
 from reprolab.models.facts import query, read_world
-from reprolab.studies.nas.jobs import TUNED, run_seed, train_lm
+from reprolab.studies.nas.jobs import TUNED, file_source, run_seed, train_lm
 from reprolab.studies.nas.tune import tune_editing
 from tests.studies.nas.conftest import SPEC
 
@@ -25,6 +25,7 @@ PARAMS = {
         "seed": 0,
     },
     "lm": {**SPEC, "steps": 400, "seed": 0},
+    "device": "cpu",
     "stream": {"source": "world", "edits": 6, "neighbours": 2, "openings": 2},
     "editing": {
         "layers": [0, 1],
@@ -48,7 +49,9 @@ PARAMS = {
 def trained(tmp_path_factory):
     folder = tmp_path_factory.mktemp("nas")
     record = train_lm(PARAMS, folder / "lm", folder / "world.json", threads=1)
-    tuning = tune_editing(PARAMS, folder / "lm", folder / "world.json", [1000], folder / "t.json")
+    tuning = tune_editing(
+        PARAMS, folder / "lm", folder / "world.json", [1000], folder / "t.json", threads=1
+    )
     return folder, record, tuning
 
 
@@ -83,7 +86,7 @@ def test_a_run_reads_a_counterfact_file_on_the_paper_path(trained, tmp_path):
     world = read_world(folder / "world.json")
     relation = world.relations[0]
     records = []
-    for case, subject in enumerate(range(3)):
+    for case, subject in enumerate(range(4)):
         true = world.object_of(subject, 0)
         new = next(o for o in relation.objects if o != true)
         name = " ".join(world.subjects[subject])
@@ -110,6 +113,7 @@ def test_a_run_reads_a_counterfact_file_on_the_paper_path(trained, tmp_path):
             "file": str(tmp_path / "cf.json"),
             "edits": 3,
             "openings": ["well"],
+            "tuning_share": 0.25,
         },
         "texts": {"file": str(tmp_path / "texts.txt")},
         "covariance": {"texts": 24},
@@ -120,3 +124,6 @@ def test_a_run_reads_a_counterfact_file_on_the_paper_path(trained, tmp_path):
     checkpoints = metrics["methods"]["memit"]["checkpoints"]
     assert [c["edits"] for c in checkpoints] == [3]
     assert 0.0 <= checkpoints[0]["efficacy"] <= 1.0
+    tuning, *_ = file_source(params, 1000, 1, tuning=True)
+    evaluation, *_ = file_source(params, 0, 3, tuning=False)
+    assert [r.case for r in tuning] == ["3"] and "3" not in {r.case for r in evaluation}

@@ -55,7 +55,7 @@ def test_bad_params_name_their_key(path: str, value: Any, message: str):
 
 
 def test_a_file_stream_needs_its_file_model_and_texts():
-    params = changed("stream", {"source": "counterfact", "file": "cf.json"})
+    params = changed("stream", {"source": "counterfact", "file": "cf.json", "tuning_share": 0.1})
     with pytest.raises(ValueError, match="nas.model"):
         check_params(params)
     params["model"] = "models/gpt2-xl"
@@ -63,3 +63,6 @@ def test_a_file_stream_needs_its_file_model_and_texts():
         check_params(params)
     params["texts"] = {"file": "wiki.txt"}
     check_params(params)
+    params["stream"]["tuning_share"] = 1.0
+    with pytest.raises(ValueError, match="tuning_share"):
+        check_params(params)

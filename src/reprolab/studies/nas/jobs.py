@@ -12,7 +12,10 @@ Sources of a run (params `stream.source`):
 * `world`: the fact world of `nas_lm` and its GPT-2; covariance and generic texts are the
   world's training sentences and arithmetic, drawn from generators of fixed seeds;
 * `counterfact` / `zsre`: the file `stream.file` in its released format (counterfact.py), edited
-  on the causal LM in `model`; covariance and generic texts are the lines of `texts.file`.
+  on the causal LM in `model`; each seed draws its stream from the file's evaluation part, each
+  tuning seed from its tuning part (the last `stream.tuning_share` of its good requests), so no
+  request is both tuned on and evaluated; covariance and generic texts are the lines of
+  `texts.file`.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import numpy as np
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedTokenizerBase
 
-from reprolab.core.determinism import derive_seed, seed_everything
+from reprolab.core.determinism import derive_seed, resolve_device, seed_everything
 from reprolab.core.io import write_json
 from reprolab.core.tuning import selected
 from reprolab.models.fact_lm import train_fact_lm, training_sentences
@@ -62,10 +65,11 @@ def train_lm(
     return record
 
 
-def load_model(folder: str | Path) -> torch.nn.Module:
-    """A causal LM folder, loaded offline for editing (evaluation mode)."""
+def load_model(folder: str | Path, device: str) -> torch.nn.Module:
+    """A causal LM folder, loaded offline for editing (evaluation mode) on the params' device
+    (``auto``: CUDA when present)."""
     model = AutoModelForCausalLM.from_pretrained(folder, local_files_only=True)
-    return model.eval()
+    return model.to(resolve_device(device)).eval()
 
 
 def editing_of(params: Mapping[str, Any], tuned: Mapping[str, Any]) -> Editing:
@@ -112,23 +116,43 @@ def world_source(
 
 
 def file_source(
-    params: Mapping[str, Any], edits: int
+    params: Mapping[str, Any], seed: int, edits: int, tuning: bool
 ) -> tuple[list[EditRequest], list[str], list[str], list[str]]:
-    """A paper-scale stream: the first `edits` good requests of the dataset file (bad records
-    are logged and skipped), the params' openings, and covariance and generic texts from the
-    texts file."""
+    """A paper-scale stream for `seed`: `edits` good requests of the dataset file (bad records
+    are logged and skipped) drawn in the seed's order from its tuning part (the last
+    `stream.tuning_share` of the file's good requests) or from the rest, the params' openings,
+    and covariance and generic texts from the texts file."""
     from reprolab.studies.nas.counterfact import read_counterfact, read_zsre
 
     stream = params["stream"]
     reader = read_counterfact if stream["source"] == "counterfact" else read_zsre
-    found = reader(stream["file"], edits)
+    found = reader(stream["file"])
     for message in found.skipped:
         log.warning("skipped %s", message)
-    if len(found.requests) < edits:
-        raise ValueError(f"{stream['file']}: {len(found.requests)} good requests, {edits} needed")
+    split = len(found.requests) - round(float(stream["tuning_share"]) * len(found.requests))
+    part = found.requests[split:] if tuning else found.requests[:split]
+    if len(part) < edits:
+        which = "tuning" if tuning else "evaluation"
+        raise ValueError(f"{stream['file']}: {len(part)} good {which} requests, {edits} needed")
+    order = np.random.default_rng(derive_seed(seed, "nas", "file stream")).permutation(len(part))
+    requests = [part[int(i)] for i in order[:edits]]
     count_cov, count_generic = int(params["covariance"]["texts"]), int(params["generic"]["texts"])
     lines = text_lines(params["texts"]["file"], count_cov + count_generic)
-    return list(found.requests), ["", *stream["openings"]], lines[:count_cov], lines[count_cov:]
+    return requests, ["", *stream["openings"]], lines[:count_cov], lines[count_cov:]
+
+
+def stream_source(
+    params: Mapping[str, Any],
+    world_path: str | Path | None,
+    seed: int,
+    edits: int,
+    tuning: bool = False,
+) -> tuple[list[EditRequest], list[str], list[str], list[str]]:
+    """The requests, openings, covariance and generic texts of the params' stream source for
+    `seed` (the module docstring's sources)."""
+    if params["stream"]["source"] == "world":
+        return world_source(params, read_world(world_path), seed, edits)
+    return file_source(params, seed, edits, tuning)
 
 
 def covariances(
@@ -158,7 +182,7 @@ def run_methods(
     the anchors."""
     editing = editing_of(params, tuned)
     tokenizer = AutoTokenizer.from_pretrained(model_dir, local_files_only=True)
-    unedited = load_model(model_dir)
+    unedited = load_model(model_dir, params["device"])
     moments = covariances(unedited, tokenizer, editing.layers, cov_texts, float(tuned["ridge"]))
     count = int(params["anchor_edits"])
     anchors = anchor_norms(unedited, tokenizer, requests[:count], openings, editing)
@@ -167,7 +191,7 @@ def run_methods(
     for name, method in methods.items():
         torch.manual_seed(derive_seed(seed, "nas", name))
         run = SequentialRun(
-            load_model(model_dir),
+            load_model(model_dir, params["device"]),
             tokenizer,
             moments,
             openings,
@@ -187,7 +211,15 @@ def run_methods(
             float(value_matrix(unedited, layer).detach().norm()) for layer in editing.layers
         ],
         "operations": edit_operations(
-            model_dir, tokenizer, moments, openings, editing, anchors, requests, methods
+            model_dir,
+            tokenizer,
+            moments,
+            openings,
+            editing,
+            anchors,
+            requests,
+            methods,
+            params["device"],
         ),
         "methods": records,
     }
@@ -202,6 +234,7 @@ def edit_operations(
     anchors: dict[str, float],
     requests: Sequence[EditRequest],
     methods: Mapping[str, Method],
+    device: str,
 ) -> dict[str, int]:
     """The counted operations (hiccr.cost: FLOPs of matrix products, one per element
     otherwise) of each method's first batch of edits on the unedited model: NAS's overhead is
@@ -212,7 +245,7 @@ def edit_operations(
     counts = {}
     for name, method in methods.items():
         run = SequentialRun(
-            load_model(model_dir), tokenizer, moments, openings, editing, method, anchors, 0
+            load_model(model_dir, device), tokenizer, moments, openings, editing, method, anchors, 0
         )
         edit = run.edit_rome if method.editor == "rome" else run.edit_memit
         torch.manual_seed(0)
@@ -257,10 +290,7 @@ def run_seed(
     seed_everything(seed, threads)
     tuned = selected([tuned_path])[TUNED]
     edits = int(params["stream"]["edits"])
-    if params["stream"]["source"] == "world":
-        source = world_source(params, read_world(world_path), seed, edits)
-    else:
-        source = file_source(params, edits)
+    source = stream_source(params, world_path, seed, edits)
     record = run_methods(params, model_dir, *source, tuned, methods_of(params), seed)
     metrics = {"seed": seed, "edits": edits, "tuned": tuned, **record}
     write_json(out_path, metrics)

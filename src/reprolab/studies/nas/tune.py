@@ -7,7 +7,8 @@ mean composite (efficacy + generalisation + specificity) / 3 over the checkpoint
 `tune.edits`-edit stream of each tuning seed (the first checkpoint is the first batch, so a
 point whose single edits fail scores low): the strongest plain editor on the tuning seeds.
 `core.tuning.tune` selects the best mean over the seeds; NAS and every other method then use
-that point untuned, and no evaluation seed's stream enters.
+that point untuned, and no evaluation seed's stream enters (a dataset file's tuning streams are
+drawn from its tuning part, jobs.file_source).
 """
 
 from __future__ import annotations
@@ -19,10 +20,10 @@ from typing import Any
 import numpy as np
 from transformers import AutoTokenizer
 
+from reprolab.core.determinism import seed_everything
 from reprolab.core.tuning import tune, write_tuning
-from reprolab.models.facts import read_world
 from reprolab.studies.nas.growth import composite
-from reprolab.studies.nas.jobs import TUNED, covariances, editing_of, load_model, world_source
+from reprolab.studies.nas.jobs import TUNED, covariances, editing_of, load_model, stream_source
 from reprolab.studies.nas.sequential import Method, SequentialRun
 
 METRIC = "plain MEMIT's mean composite over the checkpoints of a short stream"
@@ -31,16 +32,17 @@ METRIC = "plain MEMIT's mean composite over the checkpoints of a short stream"
 def tune_editing(
     params: Mapping[str, Any],
     model_dir: str | Path,
-    world_path: str | Path,
+    world_path: str | Path | None,
     seeds: Sequence[int],
     out_path: str | Path,
+    threads: int,
 ) -> dict[str, Any]:
     """Tune λ and the ridge over `tune.grid` on the tuning `seeds`; write the record."""
-    world = read_world(world_path)
+    seed_everything(0, threads)
     tokenizer = AutoTokenizer.from_pretrained(model_dir, local_files_only=True)
-    unedited = load_model(model_dir)
+    unedited = load_model(model_dir, params["device"])
     edits = int(params["tune"]["edits"])
-    sources = {seed: world_source(params, world, seed, edits) for seed in seeds}
+    sources = {seed: stream_source(params, world_path, seed, edits, tuning=True) for seed in seeds}
     moments: dict[float, dict] = {}
 
     def evaluate(values: dict[str, Any], seed: int) -> float:
@@ -50,7 +52,7 @@ def tune_editing(
         if ridge not in moments:
             moments[ridge] = covariances(unedited, tokenizer, editing.layers, texts, ridge)
         run = SequentialRun(
-            load_model(model_dir),
+            load_model(model_dir, params["device"]),
             tokenizer,
             moments[ridge],
             openings,

@@ -23,8 +23,8 @@ ROLES = {
 def check_params(params: Mapping[str, Any]) -> None:
     """ValueError naming the key: the claims' methods exist with the editor and anchor their
     role needs (the tight one with a clamp); the edit layers rise and lie below the fact LM's
-    last block; a world batch fits its editable subjects; a file stream names its file, model
-    and texts."""
+    last block; a world batch fits its editable subjects; a file stream names its file, model,
+    tuning share and texts."""
     methods = params["methods"]
     for role, (editor, anchored) in ROLES.items():
         name = params["claims"][role]
@@ -55,5 +55,10 @@ def check_params(params: Mapping[str, Any]) -> None:
     for key, found in (("stream.file", stream.get("file")), ("model", params.get("model"))):
         if not found:
             raise ValueError(f"nas.{key}: a {stream['source']} stream needs it")
+    share = stream.get("tuning_share")
+    if share is None or not 0.0 < float(share) < 1.0:
+        raise ValueError(
+            "nas.stream.tuning_share: a file stream needs a share in (0, 1) to tune on"
+        )
     if not (params.get("texts") or {}).get("file"):
         raise ValueError(f"nas.texts.file: a {stream['source']} stream needs generic texts")
