@@ -38,7 +38,8 @@ def test_horizon_is_the_first_checkpoint_under_the_threshold_or_censored():
     assert horizon(run[:2], 0.5) == (20, True)
 
 
-def test_long_run_score_is_the_last_composite():
+def test_the_composite_is_the_harmonic_mean_and_the_long_run_score_the_last_one():
     run = [checkpoint(10, 1.0), checkpoint(20, 0.2, rest=0.5)]
-    assert long_run_score(run) == pytest.approx(0.4)
-    assert math.isclose(composite(run[0]), 2.0 / 3.0)
+    assert long_run_score(run) == pytest.approx(3 / (1 / 0.2 + 2 / 0.5))
+    assert math.isclose(composite(run[0]), 3 / (1 + 2 / 0.5))
+    assert composite(checkpoint(30, 0.0, rest=1.0)) == 0.0

@@ -8,8 +8,10 @@ edits, the usable horizon, and the long-run score.
 * Horizon: the edit count of the first checkpoint whose efficacy falls below `threshold`; a run
   that never falls below it has the stream's length as its horizon and is marked censored (its
   true horizon is longer).
-* Long-run score: the composite (efficacy + generalisation + specificity) / 3 at the last
-  checkpoint.
+* Composite: the harmonic mean of efficacy, generalisation and specificity (the "Score" of ROME
+  and MEMIT on CounterFact): an editor that edits nothing keeps specificity and still scores
+  near zero, as does one that edits and breaks the rest.
+* Long-run score: the composite at the last checkpoint.
 """
 
 from __future__ import annotations
@@ -48,8 +50,12 @@ def growth_fits(edits: Sequence[float], norms: Sequence[float]) -> dict[str, flo
 
 
 def composite(checkpoint: dict[str, float]) -> float:
-    """(efficacy + generalisation + specificity) / 3 of a checkpoint."""
-    return float(np.mean([checkpoint[p] for p in PARTS]))
+    """The harmonic mean of a checkpoint's efficacy, generalisation and specificity (0 where
+    one of them is 0)."""
+    parts = [float(checkpoint[p]) for p in PARTS]
+    if min(parts) <= 0.0:
+        return 0.0
+    return len(parts) / sum(1.0 / p for p in parts)
 
 
 def horizon(checkpoints: Sequence[dict[str, float]], threshold: float) -> tuple[int, bool]:

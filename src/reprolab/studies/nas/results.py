@@ -2,7 +2,8 @@
 
 Table: one row per method; columns the single-edit scores (the first checkpoint: efficacy,
 generalisation, specificity), the same at the end of the stream, the horizon (edits until
-efficacy < 50 %), the long-run score (the final composite), the target layer's final ‖W‖
+efficacy < 50 %), the long-run score (the final harmonic mean of efficacy, generalisation and
+specificity), the target layer's final ‖W‖
 relative to the unedited model's, the R² of linear and exponential fits of its growth, and the
 generic-loss ratio (final / unedited). Mean ± std over edit-stream seeds.
 

@@ -3,9 +3,10 @@ shares, for the baseline.
 
 The prototype's rule, not the card's: the card calibrated λ so that plain MEMIT collapses
 within the stream, which builds the result in. Here each grid point is scored by plain MEMIT's
-mean composite (efficacy + generalisation + specificity) / 3 over the checkpoints of a
-`tune.edits`-edit stream of each tuning seed (the first checkpoint is the first batch, so a
-point whose single edits fail scores low): the strongest plain editor on the tuning seeds.
+mean composite (the harmonic mean of efficacy, generalisation and specificity, growth.py) over
+the checkpoints of a `tune.edits`-edit stream of each tuning seed (the first checkpoint is the
+first batch, so a point whose single edits fail scores low): the strongest plain editor on the
+tuning seeds.
 `core.tuning.tune` selects the best mean over the seeds; NAS and every other method then use
 that point untuned, and no evaluation seed's stream enters (a dataset file's tuning streams are
 drawn from its tuning part, jobs.file_source).
