@@ -30,7 +30,7 @@ Choices:
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -267,6 +267,12 @@ def rome_delta(
     return (torch.outer(direction, residual) / (k @ direction)).to(key.dtype)
 
 
+def apply_update(model: torch.nn.Module, layer: int, update: torch.Tensor) -> torch.Tensor:
+    """Add `update` to `layer`'s value matrix; the update applied (memit_edit's default)."""
+    add_to_value_matrix(model, layer, update)
+    return update
+
+
 def memit_edit(
     model: torch.nn.Module,
     layers: Sequence[int],
@@ -274,18 +280,19 @@ def memit_edit(
     targets: torch.Tensor,
     covariances: Sequence[torch.Tensor],
     weight: float,
+    apply: Callable[[torch.nn.Module, int, torch.Tensor], torch.Tensor] = apply_update,
 ) -> list[torch.Tensor]:
     """Move the residual after the last of `layers` at each request's subject to its target
     row of `targets` (requests, d), spreading the change over `layers` (module docstring);
-    the update of each layer, as applied."""
+    `apply` writes each layer's update (and may change it, as the random-direction control
+    does); the updates as applied."""
     requests, last = targets.shape[0], layers[-1]
     updates = []
     for done, (layer, moment) in enumerate(zip(layers, covariances, strict=True)):
         hidden, _ = hidden_and_value(model, last, batch, requests)
         residuals = (targets - hidden) / (len(layers) - done)
         update = memit_delta(keys(model, layer, batch, requests), residuals, moment, weight)
-        add_to_value_matrix(model, layer, update)
-        updates.append(update)
+        updates.append(apply(model, layer, update))
     return updates
 
 

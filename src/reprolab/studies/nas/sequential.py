@@ -36,7 +36,7 @@ from reprolab.studies.nas.editing import (
     anchor_scaled,
     hidden_and_value,
     keys,
-    memit_delta,
+    memit_edit,
     rome_delta,
     solve_delta,
     value_matrix,
@@ -180,12 +180,12 @@ class SequentialRun:
         self.generator = torch.Generator().manual_seed(seed)
         self.layers = editing.layers if method.editor == "memit" else (editing.target,)
 
-    def apply(self, layer: int, update: torch.Tensor) -> torch.Tensor:
-        """Add `update` (or, for the control, a random one of its norm) to `layer`; the
-        update applied."""
+    def apply(self, model: torch.nn.Module, layer: int, update: torch.Tensor) -> torch.Tensor:
+        """Add `update` (or, for the control, a random one of its norm) to `layer` of
+        `model`; the update applied."""
         if self.method.random_direction:
             update = random_like(update, self.generator)
-        add_to_value_matrix(self.model, layer, update)
+        add_to_value_matrix(model, layer, update)
         return update
 
     def targets(
@@ -222,26 +222,23 @@ class SequentialRun:
             key = keys(self.model, layer, batch, 1)[0]
             matrix = value_matrix(self.model, layer).detach()
             update = rome_delta(key, wanted[0], matrix, self.covariances[layer])
-            self.apply(layer, update)
+            self.apply(self.model, layer, update)
         logs["update"] = [float((value_matrix(self.model, layer).detach() - before).norm())]
         return logs
 
     def edit_memit(self, requests: Sequence[EditRequest]) -> dict:
         """MEMIT over the edit layers; norms per request, update norms per layer."""
         batch, _, goal, logs = self.targets(requests)
-        count, target = len(requests), self.editing.target
-        updates = []
-        for done, layer in enumerate(self.layers):
-            hidden, _ = hidden_and_value(self.model, target, batch, count)
-            residuals = (goal - hidden) / (len(self.layers) - done)
-            found = memit_delta(
-                keys(self.model, layer, batch, count),
-                residuals,
-                self.covariances[layer],
-                self.editing.weight,
-            )
-            updates.append(float(self.apply(layer, found).norm()))
-        logs["update"] = updates
+        updates = memit_edit(
+            self.model,
+            self.layers,
+            batch,
+            goal,
+            [self.covariances[layer] for layer in self.layers],
+            self.editing.weight,
+            self.apply,
+        )
+        logs["update"] = [float(update.norm()) for update in updates]
         return logs
 
     def run(
