@@ -247,9 +247,8 @@ def edit_operations(
         run = SequentialRun(
             load_model(model_dir, device), tokenizer, moments, openings, editing, method, anchors, 0
         )
-        edit = run.edit_rome if method.editor == "rome" else run.edit_memit
         torch.manual_seed(0)
-        counts[name], _ = count_operations(lambda edit=edit: edit(batch))
+        counts[name], _ = count_operations(lambda run=run: run.edit(batch))
     return counts
 
 

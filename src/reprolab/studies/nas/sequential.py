@@ -241,6 +241,12 @@ class SequentialRun:
         logs["update"] = [float(update.norm()) for update in updates]
         return logs
 
+    def edit(self, requests: Sequence[EditRequest]) -> dict:
+        """Edit one batch with the method's editor; its log."""
+        return (
+            self.edit_rome(requests) if self.method.editor == "rome" else self.edit_memit(requests)
+        )
+
     def run(
         self,
         stream: Sequence[EditRequest],
@@ -255,7 +261,7 @@ class SequentialRun:
         for start in progress(starts, label, show_progress):
             done = stream[: start + size]
             batch = stream[start : start + size]
-            logs = self.edit_rome(batch) if self.method.editor == "rome" else self.edit_memit(batch)
+            logs = self.edit(batch)
             logs["edits"] = len(done)
             logs["weight_norm"] = [
                 float(value_matrix(self.model, layer).detach().norm())
