@@ -108,6 +108,9 @@ def test_inputs_are_the_files_the_loaders_open():
         f"data/raw/cub/{MANIFEST}",
         f"data/raw/vtab/{MANIFEST}",
         "data/raw/naturalproofs/naturalproofs_proofwiki.json",
+        "data/raw/counterfact/counterfact.json",
+        "models/gpt2-xl/config.json",
+        "data/raw/wikitext/wikitext-103-train.txt",
         *(
             f"models/{name}/config.json"
             for name in (
@@ -157,6 +160,32 @@ def test_a_job_gets_its_entrys_inputs_and_its_owners_shared_ones():
         "models/Qwen3-235B-A22B-Instruct-2507/config.json",
         "models/Qwen3-8B/config.json",
     ]
+    assert inputs_of(inputs, "nas") == [
+        "data/raw/counterfact/counterfact.json",
+        "models/gpt2-xl/config.json",
+        "data/raw/wikitext/wikitext-103-train.txt",
+    ]
+
+
+def test_a_zsre_stream_on_llama_is_declared_by_its_own_sources():
+    config = committed()
+    paper = config["nas"]["scales"]["paper"]
+    paper["model"] = "/models/Meta-Llama-3-8B"
+    paper["stream"] = {**paper["stream"], "source": "zsre", "file": "/edits/zsre_mend_eval.json"}
+    inputs = [i for i in declared_inputs(config) if i.owner == "nas"]
+    assert [i.path for i in inputs][:2] == [
+        "/edits/zsre_mend_eval.json",
+        "/models/Meta-Llama-3-8B/config.json",
+    ]
+    assert "zsre_mend_eval.json" in inputs[0].source.commands[0]
+    assert inputs[1].source.description.startswith("meta-llama/Meta-Llama-3-8B")
+
+
+def test_a_nas_file_without_a_recorded_source_is_refused():
+    config = committed()
+    config["nas"]["scales"]["paper"]["stream"]["file"] = "data/raw/edits/mquake.json"
+    with pytest.raises(PaperDataError, match=r"'nas\.stream\.file'.*EDIT_SOURCES"):
+        declared_inputs(config)
 
 
 def test_data_without_a_recorded_source_is_refused():

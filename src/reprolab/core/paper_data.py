@@ -250,11 +250,15 @@ CHECKPOINT_SOURCES: dict[str, Source] = {
             ("deepseek-ai/DeepSeek-R1-Distill-Qwen-32B", "MIT"),
             ("meta-llama/Llama-3.1-70B-Instruct", "Llama 3.1 Community Licence"),
             ("openai/gpt-oss-20b", "Apache-2.0"),
+            ("openai-community/gpt2-xl", "MIT"),
+            ("EleutherAI/gpt-j-6b", "Apache-2.0"),
+            ("meta-llama/Meta-Llama-3-8B", "Llama 3 Community Licence"),
         )
     },
 }
 """Local `transformers` checkpoint folders, by folder name; the marker is their config.json.
-The causal LMs are proofrank's generators and judge (the design card's list)."""
+The causal LMs are proofrank's generators and judge (the design card's list) and the models
+nas edits (MEMIT's GPT-2 XL and GPT-J, and Llama-3-8B)."""
 
 REAL_ITEM_SOURCES: dict[tuple[str, str], Source] = {
     ("clevrer", "annotations"): Source(
@@ -536,6 +540,65 @@ def _proofrank(values: Mapping[str, Any], config: Mapping[str, Any]) -> Iterator
             )
 
 
+EDIT_SOURCES: dict[str, Source] = {
+    "counterfact.json": Source(
+        "CounterFact: 21,919 counterfactual edit requests with paraphrase and neighbourhood "
+        "prompts (Meng et al. 2022, ROME; MIT licence)",
+        "On a machine with network access:",
+        (
+            "curl -L --create-dirs -o {folder}/counterfact.json "
+            "https://rome.baulab.info/data/dsets/counterfact.json",
+        ),
+    ),
+    "multi_counterfact.json": Source(
+        "MultiCounterFact: CounterFact without requests that conflict in a batch (Meng et al. "
+        "2023, MEMIT; MIT licence)",
+        "On a machine with network access:",
+        (
+            "curl -L --create-dirs -o {folder}/multi_counterfact.json "
+            "https://memit.baulab.info/data/dsets/multi_counterfact.json",
+        ),
+    ),
+    "zsre_mend_eval.json": Source(
+        "zsRE question-answering edits, MEND's evaluation split (Mitchell et al. 2022; MIT "
+        "licence)",
+        "On a machine with network access:",
+        (
+            "curl -L --create-dirs -o {folder}/zsre_mend_eval.json "
+            "https://rome.baulab.info/data/dsets/zsre_mend_eval.json",
+        ),
+    ),
+}
+"""nas's edit request files (`nas.stream.file`), by file name (reprolab.studies.nas.counterfact
+reads them)."""
+
+TEXT_SOURCES: dict[str, Source] = {
+    "wikitext-103-train.txt": Source(
+        "WikiText-103's training text, one paragraph per line (Merity et al. 2016; CC BY-SA)",
+        "On a machine with network access, write the non-empty lines of the `train` split of "
+        "Salesforce/wikitext (wikitext-103-raw-v1) on the Hugging Face Hub, stripped, one per "
+        "line, to {folder}/wikitext-103-train.txt (MEMIT's key statistics come from Wikipedia "
+        "text too)",
+    ),
+}
+"""nas's generic text files (`nas.texts.file`: the covariance and generic-loss texts)."""
+
+
+def _nas(values: Mapping[str, Any], config: Mapping[str, Any]) -> Iterator[PaperInput]:
+    """With a file stream: the request file, the model folder and the text file (every nas job
+    then reads all three; the fact LM's job does not run)."""
+    stream = values["stream"]
+    if stream["source"] == "world":
+        return
+    path = stream["file"]
+    source = _source(EDIT_SOURCES, Path(path).name, "nas.stream.file", "EDIT_SOURCES")
+    yield _declare("nas", None, path, source, str(Path(path).parent))
+    yield _checkpoint("nas", None, values["model"], "nas.model")
+    path = values["texts"]["file"]
+    source = _source(TEXT_SOURCES, Path(path).name, "nas.texts.file", "TEXT_SOURCES")
+    yield _declare("nas", None, path, source, str(Path(path).parent))
+
+
 TRPR_BACKBONE = "backbone"
 """The key of trpr's backbone checkpoint: read by its tuning and run jobs, not its data jobs."""
 
@@ -568,6 +631,7 @@ DECLARATIONS: dict[str, Declaration] = {
     "hiccr": _hiccr,
     "trpr": _trpr,
     "proofrank": _proofrank,
+    "nas": _nas,
 }
 """Per study or preprocessing family: its paper-scale inputs, from (its section at the active
 scale, the whole configuration). A study reading only generated or bundled data has none."""
