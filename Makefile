@@ -75,6 +75,7 @@ benchmark: install
 	python benchmarks/strap_inference.py
 	python benchmarks/nicer_condensation.py
 	python benchmarks/hiccr_overhead.py
+	python benchmarks/nas_overhead.py
 
 clean:
 	git clean -fdX results data logs .snakemake  # produced files only: committed results stay

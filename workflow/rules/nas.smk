@@ -16,7 +16,6 @@ if NAS_ON_WORLD:
     NAS_INPUTS = {"model": NAS_LM, "world": NAS_WORLD}
 else:
     NAS_INPUTS = {"paper_data": paper_inputs("nas")}
-NAS_MODEL = NAS_LM if NAS_ON_WORLD else NAS["model"]
 NAS_TUNING = "data/nas/tuning/editing.json"
 NAS_RUNS = expand("results/nas/runs/seed{seed}/metrics.json", seed=SEEDS)
 # Minutes of one run job (smoke and ci, paper): under 2 at smoke scale for every method; at
@@ -56,8 +55,6 @@ rule nas_tune_editing:
         **job_resources(mem_mb=(4000, 96000), runtime=(15, 1440), gpus=1),
     params:
         study=NAS,
-        model=NAS_MODEL,
-        world=NAS_WORLD if NAS_ON_WORLD else None,
         seeds=TUNING_SEEDS,
     script:
         "../scripts/nas_tune.py"
@@ -80,8 +77,6 @@ rule nas_run:
         **job_resources(mem_mb=(4000, 96000), runtime=NAS_RUN_MINUTES, gpus=1),
     params:
         study=NAS,
-        model=NAS_MODEL,
-        world=NAS_WORLD if NAS_ON_WORLD else None,
     script:
         "../scripts/nas_run.py"
 

@@ -7,8 +7,8 @@ with job_log(snakemake.log[0]):
     run_seed(
         dict(snakemake.params.study),
         int(snakemake.wildcards.seed),
-        snakemake.params.model,
-        snakemake.params.world,
+        snakemake.params.study["model"] or snakemake.input.model,
+        snakemake.input.get("world"),
         snakemake.input.tuned,
         snakemake.output.metrics,
         snakemake.threads,

@@ -6,8 +6,8 @@ from reprolab.studies.nas.tune import tune_editing
 with job_log(snakemake.log[0]):
     tune_editing(
         dict(snakemake.params.study),
-        snakemake.params.model,
-        snakemake.params.world,
+        snakemake.params.study["model"] or snakemake.input.model,
+        snakemake.input.get("world"),
         list(snakemake.params.seeds),
         snakemake.output.tuned,
         snakemake.threads,
