@@ -7,7 +7,7 @@ probabilities, grounding scores where the row uses them, token advantages, loss,
 that same batch, in rounds that visit the rows in turn so that machine noise hits each alike.
 Prints each row's median time and its ratio to its base algorithm's (the abstract: HiCCR adds
 under 3 %). The study's claim counts operations instead, which are exact
-(`reprolab.studies.hiccr.cost`); this is the wall-clock check.
+(`reprolab.core.operations`); this is the wall-clock check.
 
     python benchmarks/hiccr_overhead.py [--repeat 200] [--threads 1]
 """

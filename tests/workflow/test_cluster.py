@@ -46,7 +46,9 @@ def site_environment(cluster: LocalSlurm) -> dict[str, str]:
 
 def slurm_command(*targets: str) -> list[str]:
     """The profile as shipped at ci scale, with what a cluster without accounting storage needs:
-    job states from squeue, no account, and a short wait before the first status check."""
+    job states from squeue, no account, and a short wait before the first status check; status
+    is polled every second (Snakemake's default is 10 s, which on a DAG of short ci jobs is
+    mostly waiting)."""
     return [
         str(BIN / "snakemake"),
         "--profile",
@@ -57,6 +59,8 @@ def slurm_command(*targets: str) -> list[str]:
         "--slurm-no-account",
         "--slurm-init-seconds-before-status-checks",
         "2",
+        "--seconds-between-status-checks",
+        "1",
         *targets,
     ]
 

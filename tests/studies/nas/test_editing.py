@@ -103,3 +103,16 @@ def test_a_memit_edit_changes_the_target_fact_and_spares_the_others(fact_lm):
         if s != subject
     ]
     assert sum(spared) / len(spared) >= 0.9
+
+
+def test_the_solver_stops_once_the_new_answer_is_likely_enough(fact_lm):
+    model, tokenizer = fact_lm
+    subject, relation = 9, 1
+    new = (int(WORLD.facts[subject, relation]) + 1) % 4
+    request = world_request(WORLD, "edit", subject, relation, 0, new, 0, [])
+    batch = edit_batch(tokenizer, [request], world_openings(WORLD, 3, seed=0))
+    never = solve_delta(model, 1, batch, 1, DeltaSolver(20, 1.0, 4.0, 1e-3, stop_nll=0.0))
+    at_once = solve_delta(model, 1, batch, 1, DeltaSolver(20, 1.0, 4.0, 1e-3, stop_nll=1e9))
+    early = solve_delta(model, 1, batch, 1, DeltaSolver(20, 1.0, 4.0, 1e-3, stop_nll=0.5))
+    assert torch.count_nonzero(at_once) == 0  # below the threshold before the first step
+    assert not torch.equal(early, never) and torch.count_nonzero(early) > 0

@@ -16,7 +16,9 @@ Choices:
   interact): Adam on the negative log-likelihood of the new object after every rewrite prompt
   under every opening, plus `weight_decay` · ‖δ‖², and after each step δ is projected into the
   ball ‖δ‖ ≤ `clamp` · ‖h‖ with ‖h‖ the *current* model's, MEMIT's clamp (the one that follows
-  the model's norm, so growth can feed on itself).
+  the model's norm, so growth can feed on itself). The optimisation stops early once the mean
+  NLL of the new answers falls below `stop_nll`, as ROME's and MEMIT's does (they test 0.05
+  on their whole loss; here the NLL alone, since ‖δ‖² does not shrink towards zero).
 * Keys are averaged over the openings (random filler prefixes: with the subject first and
   causal attention, the templates after it cannot change its key).
 * MEMIT spreads the residual z − h over the edit layers (layer l gets 1/(layers left) of what
@@ -196,6 +198,7 @@ class DeltaSolver:
     lr: float
     clamp: float
     weight_decay: float
+    stop_nll: float = 0.0
 
 
 def solve_delta(
@@ -228,6 +231,8 @@ def solve_delta(
             nll = torch.nn.functional.cross_entropy(
                 logits.flatten(0, 1), batch.labels.flatten(), ignore_index=IGNORE
             )
+            if float(nll.detach()) < solver.stop_nll:
+                break
             loss = nll + solver.weight_decay * (delta**2).sum(dim=1).mean()
             optimiser.zero_grad()
             loss.backward()

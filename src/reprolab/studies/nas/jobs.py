@@ -31,6 +31,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedTokenize
 
 from reprolab.core.determinism import derive_seed, resolve_device, seed_everything
 from reprolab.core.io import write_json
+from reprolab.core.operations import count_operations
 from reprolab.core.tuning import selected
 from reprolab.models.fact_lm import train_fact_lm, training_sentences
 from reprolab.models.facts import World, WorldSpec, arithmetic, make_world, read_world, write_world
@@ -236,11 +237,9 @@ def edit_operations(
     methods: Mapping[str, Method],
     device: str,
 ) -> dict[str, int]:
-    """The counted operations (hiccr.cost: FLOPs of matrix products, one per element
+    """The counted operations (core.operations: FLOPs of matrix products, one per element
     otherwise) of each method's first batch of edits on the unedited model: NAS's overhead is
     measured as work, not wall time, so metrics.json stays byte-identical."""
-    from reprolab.studies.hiccr.cost import count_operations
-
     batch = list(requests[: editing.batch_size])
     counts = {}
     for name, method in methods.items():

@@ -24,16 +24,19 @@ def edit_batch(
     openings: Sequence[str],
 ) -> Batch:
     """The batch of `requests` under each of `openings` (module docstring)."""
+    pairs = [(owner, opening) for owner in range(len(requests)) for opening in openings]
+    prompts = tokenizer([requests[owner].rewrite(opening) for owner, opening in pairs]).input_ids
+    prefixes = tokenizer(
+        [requests[owner].subject_prefix(opening) for owner, opening in pairs]
+    ).input_ids
+    answers = [continuation_ids(tokenizer, request.target_new) for request in requests]
     rows, positions, owners, label_rows = [], [], [], []
-    for owner, request in enumerate(requests):
-        answer = continuation_ids(tokenizer, request.target_new)
-        for opening in openings:
-            prompt = tokenizer(request.rewrite(opening)).input_ids
-            subject_end = len(tokenizer(request.subject_prefix(opening)).input_ids) - 1
-            rows.append(prompt + answer[:-1])
-            label_rows.append([IGNORE] * (len(prompt) - 1) + answer)
-            positions.append(subject_end)
-            owners.append(owner)
+    for (owner, _), prompt, prefix in zip(pairs, prompts, prefixes, strict=True):
+        answer = answers[owner]
+        rows.append(prompt + answer[:-1])
+        label_rows.append([IGNORE] * (len(prompt) - 1) + answer)
+        positions.append(len(prefix) - 1)
+        owners.append(owner)
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
     return Batch(
         {"input_ids": padded(rows, pad), "attention_mask": padded([[1] * len(r) for r in rows], 0)},

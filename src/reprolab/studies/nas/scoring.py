@@ -46,8 +46,11 @@ def candidate_scores(
 ) -> list[list[float]]:
     """For each prompt, the summed log-probability of each of its candidates."""
     model.eval()
-    prompt_ids = [tokenizer(p).input_ids for p in prompts]
-    answers = [[continuation_ids(tokenizer, a) for a in group] for group in candidates]
+    prompt_ids = tokenizer(list(prompts)).input_ids
+    distinct = {
+        answer: continuation_ids(tokenizer, answer) for group in candidates for answer in group
+    }
+    answers = [[distinct[a] for a in group] for group in candidates]
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
     if all(len(ids) == 1 for group in answers for ids in group):
         scores = []
@@ -55,8 +58,8 @@ def candidate_scores(
             rows = prompt_ids[start : start + BATCH]
             logprobs = _forward_padded(model, rows, pad)
             for index, row in enumerate(rows):
-                last = logprobs[index, len(row) - 1]
-                scores.append([float(last[ids[0]]) for ids in answers[start + index]])
+                wanted = [ids[0] for ids in answers[start + index]]
+                scores.append(logprobs[index, len(row) - 1, wanted].tolist())
         return scores
     pairs = [(p, i, a) for p, group in enumerate(answers) for i, a in enumerate(group)]
     flat: list[float] = []

@@ -1,9 +1,9 @@
-"""The arithmetic work of code run under torch, counted exactly: hiccr's overhead measure.
+"""The arithmetic work of code run under torch, counted exactly: the overhead measure of the
+studies whose claims are about cost (hiccr's credit assignment, nas's anchor scaling).
 
-Wall-clock time changes from one run and machine to the next, and the study's outputs must be
-byte-identical, so the claim on HiCCR's overhead is checked on counted work instead (the
-wall-clock ratio is `benchmarks/hiccr_overhead.py`'s, alternated on the same batches in one
-process). `count_operations` runs a function under a dispatch mode that adds, for every ATen
+Wall-clock time changes from one run and machine to the next, and a study's outputs must be
+byte-identical, so an overhead claim is checked on counted work instead (the wall-clock ratios
+are in `benchmarks/`, alternated on the same inputs in one process). `count_operations` runs a function under a dispatch mode that adds, for every ATen
 operator it executes (forward and backward), its floating-point operations where torch's flop
 counter knows the operator (matrix products, attention, convolutions: 2 per multiply-add) and
 otherwise one per output element (element-wise arithmetic, reductions, copies). The count
