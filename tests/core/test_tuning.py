@@ -74,6 +74,24 @@ def test_zero_is_a_bound_of_the_domain_not_an_edge():
     assert on_edge(grid, {"weight": 0.1}) == ["weight"]
 
 
+def test_a_limit_of_the_axis_domain_is_no_edge_and_is_recorded():
+    grid = {"lam": [0.0, 0.5, 1.0], "lr": [0.1, 1.0]}
+    assert on_edge(grid, {"lam": 1.0, "lr": 0.1}) == ["lam", "lr"]
+    assert on_edge(grid, {"lam": 1.0, "lr": 0.1}, {"lam": (0.0, 1.0)}) == ["lr"]
+    record = tune(
+        "m",
+        {"lam": [0.0, 0.5, 1.0]},
+        lambda v, s: v["lam"],
+        SEEDS,
+        "acc",
+        "max",
+        limits={"lam": (0.0, 1.0)},
+    )
+    assert record["selected"] == {"lam": 1.0} and record["on_edge"] == []
+    assert record["limits"] == {"lam": [0.0, 1.0]}
+    assert "limits" not in tune("m", {"lam": [0.0, 1.0]}, lambda v, s: 0.0, SEEDS, "acc", "max")
+
+
 def test_minimising_and_ties_go_to_the_first_point():
     record = tune("m", {"lr": [0.01, 0.1, 1.0]}, lambda v, s: 1.0, SEEDS, "loss", "min")
     assert record["selected"] == {"lr": 0.01}

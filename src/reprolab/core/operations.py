@@ -3,11 +3,12 @@ studies whose claims are about cost (hiccr's credit assignment, nas's anchor sca
 
 Wall-clock time changes from one run and machine to the next, and a study's outputs must be
 byte-identical, so an overhead claim is checked on counted work instead (the wall-clock ratios
-are in `benchmarks/`, alternated on the same inputs in one process). `count_operations` runs a function under a dispatch mode that adds, for every ATen
-operator it executes (forward and backward), its floating-point operations where torch's flop
-counter knows the operator (matrix products, attention, convolutions: 2 per multiply-add) and
-otherwise one per output element (element-wise arithmetic, reductions, copies). The count
-depends only on the operators and shapes, never on timing.
+are in `benchmarks/`, alternated on the same inputs in one process). `count_operations` runs a
+function under a dispatch mode that adds, for every ATen operator it executes (forward and
+backward), its floating-point operations where torch's flop counter knows the operator (matrix
+products, attention, convolutions: 2 per multiply-add) and otherwise one per output element
+(element-wise arithmetic, reductions, copies). The count depends only on the operators and
+shapes, never on timing.
 """
 
 from __future__ import annotations

@@ -51,18 +51,25 @@ def check_equal_grids(
         )
 
 
-def on_edge(grid: Mapping[str, Sequence[Any]], selected: Mapping[str, Any]) -> list[str]:
+def on_edge(
+    grid: Mapping[str, Sequence[Any]],
+    selected: Mapping[str, Any],
+    limits: Mapping[str, tuple[float, float]] | None = None,
+) -> list[str]:
     """Names of the numeric grid axes (two values or more) whose selected value is the axis's
     smallest or largest: a better value may lie outside the grid. Categorical axes (strings,
     booleans) have no edge, and neither has a lower end at 0: the grids tune non-negative
     quantities (rates, loss weights), so nothing lies below 0 and a winner there (the term
-    switched off) is a result, not a grid too narrow."""
+    switched off) is a result, not a grid too narrow. For the same reason an end that is a limit
+    of the axis's domain (`limits`: axis -> (lowest, highest), e.g. MMR's λ in [0, 1]) is no
+    edge."""
     edges = []
     for name, values in grid.items():
         numeric = all(isinstance(v, int | float) and not isinstance(v, bool) for v in values)
         if not numeric or len(values) < 2:
             continue
         ends = {max(values)} | ({min(values)} if min(values) != 0 else set())
+        ends -= set((limits or {}).get(name, ()))
         if selected[name] in ends:
             edges.append(name)
     return edges
@@ -100,10 +107,12 @@ def tune(
     seeds: Sequence[int],
     metric: str,
     goal: Goal,
+    limits: Mapping[str, tuple[float, float]] | None = None,
 ) -> dict[str, Any]:
     """Score every grid point of `method` by `evaluate(values, seed)` on each tuning seed and
     select the best mean score (`goal`: "max" or "min"). Ties go to the earlier grid point; a
-    point with a non-finite score on any seed is never selected. Returns the tuning record."""
+    point with a non-finite score on any seed is never selected. `limits` are the domains of
+    bounded axes (`on_edge`), recorded when given. Returns the tuning record."""
     if goal not in ("max", "min"):
         raise ValueError(f"tuning {method}: goal must be 'max' or 'min', got {goal!r}")
     if not seeds:
@@ -127,8 +136,9 @@ def tune(
         "trials": trials,
         "selected": dict(best["values"]),
         "score": best["score"],
-        "on_edge": on_edge(grid, best["values"]),
+        "on_edge": on_edge(grid, best["values"], limits),
         "flat": is_flat(trials),
+        **({"limits": {name: list(ends) for name, ends in limits.items()}} if limits else {}),
     }
 
 

@@ -1,5 +1,5 @@
 """The small fact language model: a `transformers` GPT-2 built from a config and trained on the
-sentences of a fact world (models.facts), shared by the `overcorrection` and `nas` studies.
+sentences of a fact world (models.facts): the model the `nas` study edits.
 
 Choices:
 

@@ -1,6 +1,5 @@
 """A synthetic world of subject–relation–object facts, and the sentences that state and query
-them: the data of the small fact language model (models.fact_lm) that the `overcorrection` and
-`nas` studies share.
+them: the data of the small fact language model (models.fact_lm) that the `nas` study edits.
 
 The world (`make_world`, from a `WorldSpec`):
 

@@ -12,6 +12,8 @@ from reprolab.studies.overcorrection.correction import (
     correction,
     correction_label,
     error,
+    head_attention_weights,
+    head_scores,
     label_rates,
     overshoot,
     r_squared,
@@ -118,3 +120,26 @@ def test_r_squared_pools_coordinates_around_the_grand_mean():
     assert np.isnan(r_squared(np.zeros((3, 2)), np.ones((3, 2))))
     with pytest.raises(ValueError, match="matching shapes"):
         r_squared(np.zeros((3, 2)), np.zeros((2, 3)))
+
+
+def test_head_scores_split_the_width_into_contiguous_heads():
+    rng = np.random.default_rng(2)
+    keys, query = rng.standard_normal((3, 5, 6)), rng.standard_normal((3, 6))
+    scores = head_scores(keys, query, 3)
+    assert scores.shape == (3, 5, 3)
+    np.testing.assert_allclose(scores[1, 4, 2], keys[1, 4, 4:] @ query[1, 4:])
+    np.testing.assert_allclose(scores.sum(-1), np.einsum("bnm,bm->bn", keys, query))
+    np.testing.assert_allclose(head_scores(keys[0], query[0], 1)[:, 0], keys[0] @ query[0])
+    with pytest.raises(ValueError, match="4 heads"):
+        head_scores(keys, query, 4)
+
+
+def test_head_attention_weights_with_one_head_are_the_single_scale_weights():
+    rng = np.random.default_rng(3)
+    keys, query = rng.standard_normal((7, 4)), rng.standard_normal(4)
+    np.testing.assert_allclose(
+        head_attention_weights(keys, query, 0.5), attention_weights(keys, query, 0.5)
+    )
+    etas = np.array([2.0, -1.0])
+    by_hand = 2.0 * keys[:, :2] @ query[:2] - keys[:, 2:] @ query[2:]
+    np.testing.assert_allclose(head_attention_weights(keys, query, etas), by_hand)

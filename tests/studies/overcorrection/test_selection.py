@@ -7,10 +7,19 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from reprolab.studies.overcorrection.correction import error, readout, residual_values
+from reprolab.studies.overcorrection.correction import (
+    error,
+    head_attention_weights,
+    readout,
+    residual_values,
+)
 from reprolab.studies.overcorrection.selection import (
+    attention_query,
     cosine_similarities,
+    greedy_bilinear,
     greedy_steps,
+    invariant_objective,
+    select_invariant,
     select_mmr,
     select_none,
     select_oracle,
@@ -148,3 +157,104 @@ def test_theory_first_pick_is_never_worse_than_the_most_similar_item():
         keys, query = trial.x, trial.x_query
         theory = theory_objective(keys[select_theory(keys, query, 1, ETA)], query, ETA)
         assert theory <= theory_objective(keys[select_top_k(keys, query, 1)], query, ETA)
+
+
+def model_pool(seed: int, heads: int = 1, width: int = 8):
+    """A pool as a model would cache it: (20, width) item keys and item queries, the query token's
+    own key and its query."""
+    rng = np.random.default_rng(seed)
+    keys, item_queries = rng.standard_normal((2, 20, width)) / np.sqrt(width)
+    query_key, query = rng.standard_normal((2, width)) / np.sqrt(width)
+    return keys, query, query_key, item_queries
+
+
+def test_greedy_bilinear_matches_recomputing_the_inner_product():
+    rng = np.random.default_rng(9)
+    left, right = rng.standard_normal((2, 5))
+    left_steps, right_steps = rng.standard_normal((2, 15, 5))
+
+    def product(s):
+        return float((left + left_steps[s].sum(0)) @ (right + right_steps[s].sum(0)))
+
+    chosen = greedy_bilinear(left, right, left_steps, right_steps, 8)
+    assert chosen.tolist() == brute_greedy(product, 15, 8)
+
+
+@pytest.mark.parametrize(("heads", "etas"), [(1, [0.7]), (1, [-0.7]), (4, [0.5, -1.0, 2.0, 0.3])])
+def test_the_invariant_rule_greedily_minimises_its_objective(heads, etas):
+    keys, query, query_key, item_queries = model_pool(heads, heads)
+    etas = np.array(etas)
+
+    def objective(s):
+        return invariant_objective(keys[s], query, query_key, item_queries[s], etas)
+
+    chosen = select_invariant(keys, query, 10, query_key, item_queries, etas)
+    assert chosen.tolist() == brute_greedy(objective, 20, 10)
+
+
+def test_the_invariant_objective_is_eta_times_the_cards_invariant_form():
+    keys, query, query_key, item_queries = model_pool(1)
+    s = [3, 7, 11]
+    a = 0.6 * keys[s] @ query
+    form = (query_key - a @ keys[s]) @ (query - a @ item_queries[s])
+    got = invariant_objective(keys[s], query, query_key, item_queries[s], np.array([0.6]))
+    assert got == pytest.approx(0.6 * form)
+
+
+@pytest.mark.parametrize("scale", [0.2, 3.0])
+def test_rescaling_keys_against_queries_moves_the_cards_rule_but_not_the_invariant_one(scale):
+    keys, query, query_key, item_queries = model_pool(5)
+    eta = np.array([0.8])
+    rescaled = (scale * keys, query / scale, scale * query_key, item_queries / scale)
+    base = select_invariant(keys, query, 8, query_key, item_queries, eta)
+    assert np.array_equal(select_invariant(rescaled[0], rescaled[1], 8, *rescaled[2:], eta), base)
+    assert invariant_objective(*rescaled, eta) == pytest.approx(
+        invariant_objective(keys, query, query_key, item_queries, eta)
+    )
+    literal = select_theory(keys, query, 8, 0.8)
+    assert not np.array_equal(select_theory(rescaled[0], rescaled[1], 8, 0.8), literal)
+
+
+def test_the_invariant_rule_ignores_a_general_key_basis_per_head_and_a_joint_sign():
+    keys, query, query_key, item_queries = model_pool(6, heads=2)
+    etas = np.array([0.9, -0.4])
+    base = select_invariant(keys, query, 8, query_key, item_queries, etas)
+    rng = np.random.default_rng(7)
+    bases = [rng.standard_normal((4, 4)) + 2 * np.eye(4) for _ in range(2)]
+
+    def transform(vectors, inverse):
+        """Each head's block by G_h (keys) or G_h⁻ᵀ (queries)."""
+        blocks = np.split(vectors, 2, axis=-1)
+        maps = [np.linalg.inv(g).T if inverse else g for g in bases]
+        return np.concatenate([b @ m.T for b, m in zip(blocks, maps, strict=True)], -1)
+
+    moved = (transform(keys, False), transform(query, True), transform(query_key, False))
+    moved_queries = transform(item_queries, True)
+    assert np.array_equal(select_invariant(*moved[:2], 8, moved[2], moved_queries, etas), base)
+    flipped = select_invariant(keys, -query, 8, query_key, -item_queries, -etas)
+    assert np.array_equal(flipped, base)
+
+
+def test_the_invariant_rule_on_a_rescaled_linear_model_is_the_cards_rule_on_its_inputs():
+    for trial in WORLD.trials[:4]:
+        x, x_query = trial.x, trial.x_query
+        raw = select_theory(x, x_query, 12, ETA)
+        for scale in (0.3, 4.0):
+            model = select_invariant(
+                scale * x, x_query / scale, 12, scale * x_query, x / scale, np.array([ETA])
+            )
+            assert np.array_equal(model, raw)
+
+
+def test_the_attention_query_fixes_the_sign_and_gives_the_attention_weights():
+    keys, query, _, _ = model_pool(8, heads=2)
+    assert np.array_equal(
+        select_top_k(keys, attention_query(query, -0.5), 6), select_top_k(keys, -query, 6)
+    )
+    assert np.array_equal(
+        select_mmr(keys, attention_query(query, 0.5), 6), select_mmr(keys, query, 6)
+    )
+    etas = np.array([2.0, -3.0])
+    np.testing.assert_allclose(
+        keys @ attention_query(query, etas), head_attention_weights(keys, query, etas)
+    )

@@ -47,6 +47,7 @@ from transformers import LlavaForConditionalGeneration, LlavaProcessor
 
 from reprolab.core.determinism import derive_seed, resolve_device, seed_everything
 from reprolab.core.io import read_json, write_h5, write_json
+from reprolab.core.operations import count_operations
 from reprolab.core.progress import progress
 from reprolab.core.tuning import selected, tune, write_tuning
 from reprolab.models.lora import LoRA, add_lora
@@ -63,7 +64,6 @@ from reprolab.models.tiny_vlm import (
 from reprolab.preprocess.instr.stream import load_stream
 from reprolab.preprocess.instr.visarith import chain_answer, parse_chain
 from reprolab.studies.hiccr.benchmark_data import load_benchmarks
-from reprolab.core.operations import count_operations
 from reprolab.studies.hiccr.credit import CreditConfig
 from reprolab.studies.hiccr.data import (
     Split,
@@ -363,8 +363,9 @@ def update_checks(
     policy: VisionPolicy, row: Row, settings: RLSettings, rollouts: Rollouts, seed: int
 ) -> dict[str, Any]:
     """On one batch of rollouts: the operations of `row`'s update (loss and gradients) and of
-    its base algorithm's (`core.operations.count_operations`; their ratio is HiCCR's overhead measure),
-    and whether `row` with zero weight strengths gives exactly the base's loss and gradients."""
+    its base algorithm's (`core.operations.count_operations`; their ratio is HiCCR's overhead
+    measure), and whether `row` with zero weight strengths gives exactly the base's loss and
+    gradients."""
     parameters = [p for p in policy.model.parameters() if p.requires_grad]
     base = ROWS[row.base]
 

@@ -108,3 +108,22 @@ def r_squared(predicted: np.ndarray, measured: np.ndarray) -> float:
     if total == 0.0:
         return float("nan")
     return 1.0 - float(((measured - predicted) ** 2).sum()) / total
+
+
+def head_scores(keys: np.ndarray, query: np.ndarray, heads: int) -> np.ndarray:
+    """Each head's key–query inner product ⟨key_k^h, query^h⟩ of (..., n, m) keys and a (..., m)
+    query, (..., n, heads). The width m splits into `heads` contiguous blocks of m / heads (the
+    layout of GPT-2's heads); one head gives keys @ query."""
+    width = query.shape[-1]
+    if width % heads:
+        raise ValueError(f"a width of {width} does not split into {heads} heads")
+    split_keys = keys.reshape(*keys.shape[:-1], heads, width // heads)
+    split_query = query.reshape(*query.shape[:-1], heads, width // heads)
+    return np.einsum("...nhw,...hw->...nh", split_keys, split_query)
+
+
+def head_attention_weights(keys: np.ndarray, query: np.ndarray, etas: np.ndarray) -> np.ndarray:
+    """The multi-head linear-attention weights a_k = Σ_h η_h ⟨key_k^h, query^h⟩, (..., n), one η
+    per head (as many heads as etas); with one head this is `attention_weights`."""
+    etas = np.atleast_1d(etas)
+    return head_scores(keys, query, len(etas)) @ etas
