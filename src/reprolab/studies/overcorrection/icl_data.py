@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from reprolab.studies.overcorrection.toy_world import Trial, _inputs, make_trial
+from reprolab.studies.overcorrection.toy_world import Trial, gaussian_inputs, make_trial
 
 
 class Prompts(NamedTuple):
@@ -51,8 +51,8 @@ def training_prompts(
     (B, 0, d) and (B, 0, p) contexts."""
     outputs, dim = prior.shape
     maps = prior + sigma * rng.standard_normal((batch, outputs, dim))
-    x = _inputs(rng, batch * n, dim).reshape(batch, n, dim)
-    x_query = _inputs(rng, batch, dim)
+    x = gaussian_inputs(rng, batch * n, dim).reshape(batch, n, dim)
+    x_query = gaussian_inputs(rng, batch, dim)
     y = np.einsum("bpd,bnd->bnp", maps, x) + noise * rng.standard_normal((batch, n, outputs))
     return Prompts(x=x, y=y, x_query=x_query, y_query=np.einsum("bpd,bd->bp", maps, x_query))
 

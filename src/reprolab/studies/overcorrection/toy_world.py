@@ -44,7 +44,7 @@ class ToyWorld:
     trials: tuple[Trial, ...]
 
 
-def _inputs(rng: np.random.Generator, count: int, dim: int) -> np.ndarray:
+def gaussian_inputs(rng: np.random.Generator, count: int, dim: int) -> np.ndarray:
     """count inputs drawn N(0, I/d), (count, dim)."""
     return rng.standard_normal((count, dim)) / np.sqrt(dim)
 
@@ -59,10 +59,10 @@ def make_trial(
 ) -> Trial:
     """One query and its shuffled pool for the truth W* (module docstring)."""
     dim = truth.shape[1]
-    x_query = _inputs(rng, 1, dim)[0]
+    x_query = gaussian_inputs(rng, 1, dim)[0]
     n_dup = round(duplicates * pool)
-    near = x_query + duplicate_noise * _inputs(rng, n_dup, dim)
-    x = np.concatenate([near, _inputs(rng, pool - n_dup, dim)])
+    near = x_query + duplicate_noise * gaussian_inputs(rng, n_dup, dim)
+    x = np.concatenate([near, gaussian_inputs(rng, pool - n_dup, dim)])
     is_dup = np.arange(pool) < n_dup
     order = rng.permutation(pool)
     x, is_dup = x[order], is_dup[order]
