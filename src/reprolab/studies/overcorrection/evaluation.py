@@ -233,6 +233,11 @@ def answer(
     return answers, regressors @ calibration.etas
 
 
+def overshoots(deltas: np.ndarray, errors: np.ndarray) -> np.ndarray:
+    """Each query's overshoot κ of its (B, p) correction against its (B, p) error e₀."""
+    return np.array([overshoot(d, e) for d, e in zip(deltas, errors, strict=True)], dtype=float)
+
+
 def measures(
     answers: np.ndarray,
     predicted: np.ndarray,
@@ -243,9 +248,7 @@ def measures(
     predicted against measured corrections (nan when nothing was corrected), and every query's
     overshoot κ."""
     deltas = answers - queries.baseline
-    kappas = np.array(
-        [overshoot(d, e) for d, e in zip(deltas, queries.errors, strict=True)], dtype=float
-    )
+    kappas = overshoots(deltas, queries.errors)
     return {
         "mse": float(np.mean((answers - queries.truths) ** 2)),
         "over": float(np.mean(kappas > thresholds["over"])),

@@ -28,6 +28,7 @@ from reprolab.studies.overcorrection.evaluation import (
     answer,
     calibrate,
     measures,
+    overshoots,
     prepare,
     select,
     selection_key,
@@ -268,12 +269,11 @@ def evaluate_reader(
                     pooled_predicted.append(predicted)
                     pooled_measured.append(answers - queries.baseline)
                 if k == largest and selector in ("top_k", "theory"):
-                    predicted_kappas = measures(
-                        queries.baseline + predicted, predicted, queries, params["thresholds"]
-                    )[1]
                     scatter[selector] = {
                         "measured": kappas[:SCATTER_QUERIES].tolist(),
-                        "predicted": predicted_kappas[:SCATTER_QUERIES].tolist(),
+                        "predicted": overshoots(predicted, queries.errors)[
+                            :SCATTER_QUERIES
+                        ].tolist(),
                     }
         out["channels"][channel] = {
             "theory_rule": values["rule"],

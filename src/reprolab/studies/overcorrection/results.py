@@ -221,7 +221,6 @@ def study_metrics(params: dict[str, Any], runs: list[dict], seeds: Sequence[int]
     training."""
     out: dict[str, Any] = {"seeds": list(seeds), "readers": {}}
     for reader in params["readers"]:
-        first = runs[0]["readers"][reader]
         entry: dict[str, Any] = {
             "final_loss": seed_stats(
                 [run["readers"][reader]["training"]["final_loss"] for run in runs]
@@ -231,7 +230,7 @@ def study_metrics(params: dict[str, Any], runs: list[dict], seeds: Sequence[int]
             ),
             "channels": {},
         }
-        for channel in first["channels"]:
+        for channel in params["channels"]:
             entry["channels"][channel] = {
                 "r2_pooled": seed_stats(
                     [run["readers"][reader]["channels"][channel]["r2_pooled"] for run in runs]
