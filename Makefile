@@ -41,8 +41,9 @@ format: install
 	ruff format src tests benchmarks workflow/scripts
 	snakefmt Snakefile workflow/rules
 
-# Unit tests, the ci-scale workflow of every study (twice, and killed midway), the DVC round
-# trip, and the smoke reproduction of the stages this commit touched (tests/workflow/test_dvc.py).
+# Unit tests, the ci-scale workflow of every study (then forced again for the studies this commit
+# touched, and killed midway), the DVC round trip, and the smoke reproduction of the stages this
+# commit touched (tests/workflow/test_dvc.py).
 test: lint
 	python -m pytest
 

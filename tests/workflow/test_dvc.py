@@ -15,6 +15,12 @@ import yaml
 from reprolab.core.layout import load_papers
 from reprolab.core.provenance import kernel_signature
 from tests.conftest import ROOT, run
+from tests.workflow.commit_scope import (
+    last_commit_changes,
+    stage_specs,
+    touched_stages,
+    with_upstream,
+)
 
 pytestmark = pytest.mark.integration
 DETERMINISTIC = {
@@ -52,40 +58,6 @@ def out_hashes(lock_file: Path) -> dict[str, str]:
     return {out["path"]: out["md5"] for stage in stages for out in stage.get("outs", [])}
 
 
-def stage_specs(dvc_yaml: Path) -> dict[str, dict]:
-    """Each stage of dvc.yaml with its outs and metrics flattened to plain paths."""
-    spec = yaml.safe_load(dvc_yaml.read_text())["stages"]
-    for stage in spec.values():
-        entries = stage.get("outs", []) + stage.get("metrics", [])
-        stage["paths"] = [e if isinstance(e, str) else next(iter(e)) for e in entries]
-    return spec
-
-
-def with_upstream(spec: dict[str, dict], stages: list[str]) -> set[str]:
-    """`stages` and every stage whose outputs they depend on, directly or not."""
-    producer = {path: name for name, stage in spec.items() for path in stage["paths"]}
-    found, todo = set(), list(stages)
-    while todo:
-        stage = todo.pop()
-        if stage not in found:
-            found.add(stage)
-            todo.extend(producer[dep] for dep in spec[stage]["deps"] if dep in producer)
-    return found
-
-
-def touched_stages(spec: dict[str, dict], changed: list[str]) -> list[str]:
-    """Stages one of whose code or data deps is (or contains) a changed file."""
-    return [
-        name
-        for name, stage in spec.items()
-        if any(
-            path == dep or path.startswith(dep.rstrip("/") + "/")
-            for dep in stage["deps"]
-            for path in changed
-        )
-    ]
-
-
 def planned_minutes(stages: Iterable[str]) -> float:
     """Smoke minutes of `stages` as papers.yaml records them (an unmeasured stage counts 60)."""
     return sum(SMOKE_MINUTES.get(s, 60.0) for s in stages)
@@ -106,14 +78,6 @@ def ci_repro_stages(spec: dict[str, dict], changed: list[str]) -> tuple[list[str
         chosen = [min(DETERMINISTIC, key=lambda s: SMOKE_MINUTES.get(s, 60.0))]
     why = f"touched by the last commit: {sorted(touched) or 'none'}; over the budget: {skipped}"
     return chosen, why
-
-
-def last_commit_changes(root: Path) -> list[str]:
-    """Files the last commit changed (everything when there is no parent commit)."""
-    result = subprocess.run(
-        ["git", "diff", "--name-only", "HEAD~1", "HEAD"], cwd=root, capture_output=True, text=True
-    )
-    return result.stdout.split() if result.returncode == 0 else ["."]
 
 
 def committed_kernels(repo: Path, study: str) -> dict | None:

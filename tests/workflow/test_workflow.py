@@ -17,6 +17,13 @@ import yaml
 
 from reprolab.core.layout import CONTRACT_FILES, known_studies
 from tests.conftest import BIN, ROOT, copy_run, run
+from tests.workflow.commit_scope import (
+    head_commit,
+    last_commit_changes,
+    stage_specs,
+    touched_stages,
+    with_upstream,
+)
 
 pytestmark = pytest.mark.integration
 CI = ["--config", "scale=ci"]
@@ -37,6 +44,9 @@ RULES = (
 RERUN_ELSEWHERE = ("ndfa", "pem", "vngct")
 """Studies whose ci run is repeated and compared byte for byte by another test: the kill below
 (ndfa) and the SLURM run (pem, vngct and the instr family, test_cluster.py)."""
+FORCED_AT_MOST = 4
+"""How many studies the forced rerun repeats (CI's 30 minutes: all of them took 6 minutes of it
+at fourteen studies); `REPROLAB_FORCED_STUDIES=all` (or a list of ids) asks for others."""
 HASHED = (
     "table.csv",
     "table.md",
@@ -65,6 +75,39 @@ def hashes(repo: Path) -> dict[str, str]:
     files += sorted((repo / "data" / "vngct").rglob("*.*"))
     files = [f for f in files if f.is_file()]
     return {str(f.relative_to(repo)): hashlib.sha256(f.read_bytes()).hexdigest() for f in files}
+
+
+def forced_studies(spec: dict[str, dict], changed: list[str], commit: str) -> list[str]:
+    """The studies the forced ci rerun repeats: those the last commit touched (their stage or one
+    upstream of it, as dvc.yaml's deps say), less those another test reruns. When more than
+    `FORCED_AT_MOST` were touched (a change of shared code touches all), a window of them that
+    starts where the commit's id points, so that successive commits repeat every study in turn;
+    when none was, one study picked the same way."""
+    candidates = [study for study in STUDIES if study not in RERUN_ELSEWHERE]
+    touched = set(touched_stages(spec, changed))
+    chosen = [study for study in candidates if with_upstream(spec, [study]) & touched]
+    pool, size = (chosen, FORCED_AT_MOST) if chosen else (candidates, 1)
+    if len(pool) <= size:
+        return pool
+    start = int(commit[:8], 16) % len(pool)
+    return [pool[(start + step) % len(pool)] for step in range(size)]
+
+
+def test_forced_rerun_follows_the_commit():
+    spec, commit = stage_specs(ROOT / "dvc.yaml"), "0" * 40
+    assert forced_studies(spec, ["src/reprolab/studies/trpr/run.py"], commit) == ["trpr"]
+    # the wsi family feeds ssg and nicer; ndfa is rerun by the kill test instead
+    assert forced_studies(
+        spec, ["workflow/rules/wsi.smk", "src/reprolab/studies/ndfa"], commit
+    ) == [
+        "ssg",
+        "nicer",
+    ]
+    everything = forced_studies(spec, ["requirements.lock"], commit)
+    later = forced_studies(spec, ["requirements.lock"], "00000001" + "0" * 32)
+    assert len(everything) == len(later) == FORCED_AT_MOST and everything != later
+    assert not set(everything) & set(RERUN_ELSEWHERE)
+    assert len(forced_studies(spec, ["README.md"], commit)) == 1
 
 
 def test_local_dry_run_plans_every_job_rule(repo_copy: Path):
@@ -119,9 +162,15 @@ def test_ci_workflow_is_byte_identical_and_survives_a_kill(ci_run: Path, tmp_pat
     assert any((repo_copy / "data/wsi/synthetic/features").glob("*.h5"))
     assert (repo_copy / "data/video/sprites/frames/clips.h5").is_file()
     check_snakemake_report(repo_copy, STUDIES)
-    # Forced again, every study that no other test reruns (CI's 30 minutes): ndfa is rerun
-    # below, pem and vngct on SLURM (test_cluster.py), each compared byte for byte with `first`.
-    forced = [study for study in STUDIES if study not in RERUN_ELSEWHERE]
+    # Forced again and compared byte for byte with `first`: the studies the last commit touched
+    # (at most FORCED_AT_MOST); ndfa is rerun below, pem and vngct on SLURM (test_cluster.py).
+    asked = os.environ.get("REPROLAB_FORCED_STUDIES", "").split()
+    if asked == ["all"]:
+        forced = [study for study in STUDIES if study not in RERUN_ELSEWHERE]
+    else:
+        changed = last_commit_changes(ROOT)
+        forced = asked or forced_studies(stage_specs(ROOT / "dvc.yaml"), changed, head_commit(ROOT))
+    print(f"forced again: {forced}")
     run(["snakemake", "--cores", "2", "--forceall", *forced, *CI], repo_copy)
     assert hashes(repo_copy) == first
 
