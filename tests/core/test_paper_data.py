@@ -121,8 +121,16 @@ def test_inputs_are_the_files_the_loaders_open():
                 "Llama-3.1-70B-Instruct",
                 "gpt-oss-20b",
                 "Qwen3-235B-A22B-Instruct-2507",
+                "Llama-3.1-8B-Instruct",
+                "Qwen2.5-7B-Instruct",
             )
         ),
+        "data/raw/glue/SST-2/train.tsv",
+        "data/raw/glue/SST-2/dev.tsv",
+        "data/raw/agnews/train.csv",
+        "data/raw/agnews/test.csv",
+        "data/raw/trec/train_5500.label",
+        "data/raw/trec/TREC_10.label",
     } == paths
 
 

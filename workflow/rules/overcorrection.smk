@@ -1,13 +1,16 @@
-# overcorrection: over-corrective external information (paper 8). One job trains each reader
-# (a linear-attention model, a small GPT-2) on each seed's prior, the tuning seeds included;
-# one tuning job per reader chooses MMR's lambda and the theory rule per channel on the tuning
-# seeds (`snakemake overcorrection_tune`); one job per seed measures every reader, channel,
-# selector and k. The shared tail (tail.smk) writes the table, claims, provenance and report.
+# overcorrection: over-corrective external information (paper 8). One job trains each trained
+# reader (a linear-attention model, a small GPT-2) on each seed's prior, the tuning seeds
+# included (a pretrained reader, a local LLM folder reading a released set at paper scale, is
+# not trained); one tuning job per reader chooses MMR's lambda and the theory rule per channel
+# on the tuning seeds (`snakemake overcorrection_tune`); one job per seed measures every reader,
+# channel, selector and k. The tuning and run jobs ask for a GPU, which the LLMs need at paper
+# scale. The shared tail (tail.smk) writes the table, claims, provenance and report.
 from reprolab.studies.overcorrection import workflow_io as overcorrection_io
 
 OVERCORRECTION = section("overcorrection")
 overcorrection_io.check_params(OVERCORRECTION)
 OVERCORRECTION_READERS = list(OVERCORRECTION["readers"])
+OVERCORRECTION_TRAINED = overcorrection_io.trained_readers(OVERCORRECTION)
 OVERCORRECTION_WEIGHTS = "data/overcorrection/readers/{reader}/seed{seed}.safetensors"
 OVERCORRECTION_RECORD = "data/overcorrection/readers/{reader}/seed{seed}.json"
 OVERCORRECTION_TUNING_OF = "data/overcorrection/tuning/{method}.json"
@@ -27,7 +30,7 @@ rule overcorrection_train:
     log:
         "logs/overcorrection/train/{reader}/seed{seed}.log",
     wildcard_constraints:
-        reader=wildcard_choices(OVERCORRECTION_READERS),
+        reader=wildcard_choices(OVERCORRECTION_TRAINED),
         seed=r"\d+",
     conda:
         "../../envs/torch.yaml"
@@ -42,7 +45,12 @@ rule overcorrection_train:
 
 rule overcorrection_tune_reader:
     input:
-        weights=expand(OVERCORRECTION_WEIGHTS, reader="{reader}", seed=TUNING_SEEDS),
+        weights=lambda wc: (
+            expand(OVERCORRECTION_WEIGHTS, reader=wc.reader, seed=TUNING_SEEDS)
+            if wc.reader in OVERCORRECTION_TRAINED
+            else []
+        ),
+        paper_data=lambda wc: paper_inputs("overcorrection", wc.reader),
     output:
         tuned=[
             OVERCORRECTION_TUNING_OF.format(method=method)
@@ -56,7 +64,7 @@ rule overcorrection_tune_reader:
         "../../envs/torch.yaml"
     threads: THREADS
     resources:
-        **job_resources(mem_mb=(2000, 8000), runtime=(10, 240)),
+        **job_resources(mem_mb=(2000, 64000), runtime=(10, 480), gpus=1),
     params:
         study=OVERCORRECTION,
         seeds=TUNING_SEEDS,
@@ -67,12 +75,13 @@ rule overcorrection_tune_reader:
 rule overcorrection_run:
     input:
         weights=expand(
-            OVERCORRECTION_WEIGHTS, reader=OVERCORRECTION_READERS, seed="{seed}"
+            OVERCORRECTION_WEIGHTS, reader=OVERCORRECTION_TRAINED, seed="{seed}"
         ),
         records=expand(
-            OVERCORRECTION_RECORD, reader=OVERCORRECTION_READERS, seed="{seed}"
+            OVERCORRECTION_RECORD, reader=OVERCORRECTION_TRAINED, seed="{seed}"
         ),
         tuned=OVERCORRECTION_TUNING,
+        paper_data=paper_inputs("overcorrection", *OVERCORRECTION_READERS),
     output:
         metrics="results/overcorrection/runs/seed{seed}/metrics.json",
     log:
@@ -83,7 +92,7 @@ rule overcorrection_run:
         "../../envs/torch.yaml"
     threads: THREADS
     resources:
-        **job_resources(mem_mb=(2000, 8000), runtime=(10, 240)),
+        **job_resources(mem_mb=(2000, 64000), runtime=(10, 720), gpus=1),
     params:
         study=OVERCORRECTION,
     script:

@@ -3,9 +3,10 @@
 from reprolab.core.progress import job_log
 from reprolab.core.tuning import selected
 from reprolab.studies.overcorrection.jobs import run_job
+from reprolab.studies.overcorrection.workflow_io import trained_readers
 
 with job_log(snakemake.log[0]):
-    readers = list(snakemake.params.study["readers"])
+    readers = trained_readers(snakemake.params.study)
     run_job(
         dict(snakemake.params.study),
         int(snakemake.wildcards.seed),

@@ -7,10 +7,12 @@ from reprolab.core.progress import job_log
 from reprolab.studies.overcorrection.jobs import tune_job
 
 with job_log(snakemake.log[0]):
+    seeds, weights = list(snakemake.params.seeds), list(snakemake.input.weights)
     tune_job(
         dict(snakemake.params.study),
         snakemake.wildcards.reader,
-        dict(zip(snakemake.params.seeds, snakemake.input.weights, strict=True)),
+        seeds,
+        dict(zip(seeds, weights, strict=True)) if weights else {},
         Path(snakemake.output.tuned[0]).parent,
         snakemake.threads,
     )

@@ -253,12 +253,14 @@ CHECKPOINT_SOURCES: dict[str, Source] = {
             ("openai-community/gpt2-xl", "MIT"),
             ("EleutherAI/gpt-j-6b", "Apache-2.0"),
             ("meta-llama/Meta-Llama-3-8B", "Llama 3 Community Licence"),
+            ("meta-llama/Llama-3.1-8B-Instruct", "Llama 3.1 Community Licence"),
+            ("Qwen/Qwen2.5-7B-Instruct", "Apache-2.0"),
         )
     },
 }
 """Local `transformers` checkpoint folders, by folder name; the marker is their config.json.
-The causal LMs are proofrank's generators and judge (the design card's list) and the models
-nas edits (MEMIT's GPT-2 XL and GPT-J, and Llama-3-8B)."""
+The causal LMs are proofrank's generators and judge (the design card's list), the models
+nas edits (MEMIT's GPT-2 XL and GPT-J, and Llama-3-8B) and overcorrection's readers."""
 
 REAL_ITEM_SOURCES: dict[tuple[str, str], Source] = {
     ("clevrer", "annotations"): Source(
@@ -599,6 +601,48 @@ def _nas(values: Mapping[str, Any], config: Mapping[str, Any]) -> Iterator[Paper
     yield _declare("nas", None, path, source, str(Path(path).parent))
 
 
+TEXT_SET_SOURCES: dict[str, Source] = {
+    "sst2": Source(
+        "GLUE SST-2: train.tsv and dev.tsv, `sentence<TAB>label` with a header (Socher et al. "
+        "2013; GLUE's terms)",
+        "On a machine with network access, download SST-2.zip from "
+        "https://dl.fbaipublicfiles.com/glue/data/SST-2.zip and unzip it so that the files are "
+        "in {folder}",
+    ),
+    "agnews": Source(
+        "AG News (Zhang et al. 2015): train.csv and test.csv, `class,title,description`",
+        "On a machine with network access, download ag_news_csv.tar.gz, the authors' release "
+        "(linked from https://github.com/zhangxiangxiao/Crepe), and unpack train.csv and "
+        "test.csv into {folder}",
+    ),
+    "trec": Source(
+        "TREC question classification (Li and Roth 2002): train_5500.label and TREC_10.label",
+        "On a machine with network access:",
+        (
+            "curl -L --create-dirs -o {folder}/train_5500.label "
+            "https://cogcomp.seas.upenn.edu/Data/QA/QC/train_5500.label",
+            "curl -L --create-dirs -o {folder}/TREC_10.label "
+            "https://cogcomp.seas.upenn.edu/Data/QA/QC/TREC_10.label",
+        ),
+    ),
+}
+"""overcorrection's classification sets (`overcorrection.sets.<set>.format`): the training and
+test files its readers read (reprolab.studies.overcorrection.text_sets)."""
+
+
+def _overcorrection(values: Mapping[str, Any], config: Mapping[str, Any]) -> Iterator[PaperInput]:
+    """Per pretrained reader (keyed by its name): its model folder and its set's two files."""
+    for name, spec in values["readers"].items():
+        if spec["kind"] != "pretrained":
+            continue
+        yield _checkpoint("overcorrection", name, spec["folder"], f"overcorrection.readers.{name}")
+        files = values["sets"][spec["set"]]
+        where = f"overcorrection.sets.{spec['set']}.format"
+        source = _source(TEXT_SET_SOURCES, files["format"], where, "TEXT_SET_SOURCES")
+        for path in (files["train"], files["test"]):
+            yield _declare("overcorrection", name, path, source, str(Path(path).parent))
+
+
 TRPR_BACKBONE = "backbone"
 """The key of trpr's backbone checkpoint: read by its tuning and run jobs, not its data jobs."""
 
@@ -632,6 +676,7 @@ DECLARATIONS: dict[str, Declaration] = {
     "trpr": _trpr,
     "proofrank": _proofrank,
     "nas": _nas,
+    "overcorrection": _overcorrection,
 }
 """Per study or preprocessing family: its paper-scale inputs, from (its section at the active
 scale, the whole configuration). A study reading only generated or bundled data has none."""

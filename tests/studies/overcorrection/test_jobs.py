@@ -44,7 +44,7 @@ def test_training_is_byte_identical_and_records_its_curve(trained: Path, tmp_pat
 def test_tuning_then_run_write_every_record_and_cell_byte_identically(trained: Path, tmp_path):
     for name in PARAMS["readers"]:
         weights = {TUNING_SEED: jobs.reader_paths(trained, name, TUNING_SEED)[0]}
-        jobs.tune_job(PARAMS, name, weights, tmp_path / "tuning", 1)
+        jobs.tune_job(PARAMS, name, [TUNING_SEED], weights, tmp_path / "tuning", 1)
     paths = sorted((tmp_path / "tuning").glob("*.json"))
     assert sorted(p.stem for p in paths) == sorted(tuned_methods(PARAMS))
     assert all(read_tuning(p)["tuning_seeds"] == [TUNING_SEED] for p in paths)

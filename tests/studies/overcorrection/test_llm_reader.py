@@ -8,17 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from transformers import (
-    AutoModelForCausalLM,
-    GPT2Config,
-    GPT2LMHeadModel,
-    LlamaConfig,
-    LlamaForCausalLM,
-)
+from transformers import AutoModelForCausalLM
 
-from reprolab.core.determinism import seed_everything
 from reprolab.models.tiny_vlm import build_tokenizer
 from reprolab.studies.overcorrection.llm_reader import LanguageModelReader, label_token_ids
+from tests.studies.overcorrection.fixtures import save_tiny_lm
 
 WORDS = "the film was great awful dull fun a plot Input Answer : positive negative".split()
 LABELS = ("negative", "positive")
@@ -28,31 +22,9 @@ QUERY = "the plot was awful"
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
 
-def tiny_model(family: str, vocab: int) -> torch.nn.Module:
-    """A two-layer model of `family`, initialised from seed 0."""
-    seed_everything(0, 1)
-    if family == "llama":
-        config = LlamaConfig(
-            vocab_size=vocab,
-            hidden_size=32,
-            intermediate_size=64,
-            num_hidden_layers=2,
-            num_attention_heads=4,
-            num_key_value_heads=2,
-            max_position_embeddings=128,
-        )
-        return LlamaForCausalLM(config)
-    config = GPT2Config(vocab_size=vocab, n_embd=32, n_layer=2, n_head=4, n_positions=128)
-    return GPT2LMHeadModel(config)
-
-
 @pytest.fixture(scope="module", params=["llama", "gpt2"])
 def folder(request, tmp_path_factory) -> Path:
-    tokenizer = build_tokenizer(WORDS)
-    path = tmp_path_factory.mktemp(request.param)
-    tiny_model(request.param, len(tokenizer)).save_pretrained(path)
-    tokenizer.save_pretrained(path)
-    return path
+    return save_tiny_lm(tmp_path_factory.mktemp(request.param), request.param, WORDS)
 
 
 def test_answer_is_the_models_own_label_word_softmax(folder: Path, no_network):

@@ -4,7 +4,8 @@
   reader's own forward answers. Key-based selectors rank by the reader's singly cached readout
   keys, the query sign-fixed by η̂ (`selection.attention_query`).
 * rag: the same placement; what differs is the ranking: a retriever ranks the passage store by
-  its own embedding, here the raw inputs x (it knows nothing of the reader), so top-k and MMR
+  its own embedding (`trial.inputs`: the raw inputs x of the toy, a text retriever's embedding
+  of a text trial; it knows nothing of the reader), so top-k and MMR
   run on (x, x_q). The theory rules and the oracle use the reader's keys in every channel.
 * memory: the items never enter the prompt. A key-value store holds each item's readout key,
   cached when the item was seen alone with the query, and its residual value r_k = y_k −
@@ -23,27 +24,27 @@ from dataclasses import dataclass
 import numpy as np
 
 from reprolab.studies.overcorrection.correction import head_attention_weights
-from reprolab.studies.overcorrection.readers import PoolKeys, Reader
+from reprolab.studies.overcorrection.readers import PoolKeys, PromptReader
 from reprolab.studies.overcorrection.selection import attention_query
-from reprolab.studies.overcorrection.toy_world import Trial
+from reprolab.studies.overcorrection.toy_world import QueryTrial
 
 CHANNELS = ("icl", "rag", "memory")
 
 
 def ranking_embedding(
-    channel: str, cached: PoolKeys, trial: Trial, etas: np.ndarray
+    channel: str, cached: PoolKeys, trial: QueryTrial, etas: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """The (items, query) embedding that top-k and MMR rank by in this channel: the raw inputs
     for rag, the reader's cached keys and the sign-fixed query for icl and memory."""
     if channel not in CHANNELS:
         raise ValueError(f"unknown channel {channel!r}; expected one of {CHANNELS}")
     if channel == "rag":
-        return trial.x, trial.x_query
+        return trial.inputs, trial.query_inputs
     return cached.keys, attention_query(cached.query, etas)
 
 
 def placed_items(
-    trials: Sequence[Trial], orders: np.ndarray
+    trials: Sequence[QueryTrial], orders: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The prompts of icl and rag: each query's chosen items in the chosen order, x (B, k, d)
     and y (B, k, p), and the queries (B, d)."""
@@ -54,7 +55,9 @@ def placed_items(
     return np.take_along_axis(x, take, 1), np.take_along_axis(y, take, 1), x_query
 
 
-def prompt_answers(reader: Reader, trials: Sequence[Trial], orders: np.ndarray) -> np.ndarray:
+def prompt_answers(
+    reader: PromptReader, trials: Sequence[QueryTrial], orders: np.ndarray
+) -> np.ndarray:
     """icl's and rag's answers (B, p): the reader's forward on the placed items."""
     return reader.predict(*placed_items(trials, orders))
 
@@ -71,8 +74,10 @@ class Memory:
     baseline: np.ndarray
 
 
-def write_memory(reader: Reader, trials: Sequence[Trial], cached: Sequence[PoolKeys]) -> Memory:
-    """The store of these pools, from their cached keys (`Reader.pool_keys`, one per trial) and
+def write_memory(
+    reader: PromptReader, trials: Sequence[QueryTrial], cached: Sequence[PoolKeys]
+) -> Memory:
+    """The store of these pools, from their cached keys (`pool_keys`, one per trial) and
     the reader's residuals r_k = y_k − ŷ(∅ | x_k)."""
     x_query = np.stack([trial.x_query for trial in trials])
     empty = np.zeros((len(trials), 0, reader.dim)), np.zeros((len(trials), 0, reader.outputs))

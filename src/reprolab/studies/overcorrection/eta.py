@@ -18,7 +18,7 @@ import numpy as np
 
 from reprolab.studies.overcorrection.correction import head_scores
 from reprolab.studies.overcorrection.icl_data import training_prompts
-from reprolab.studies.overcorrection.readers import Reader
+from reprolab.studies.overcorrection.readers import PromptReader
 
 
 def head_regressors(
@@ -44,7 +44,7 @@ def fit_eta(regressors: np.ndarray, deltas: np.ndarray) -> float:
 
 
 def tuning_sample(
-    reader: Reader,
+    reader: PromptReader,
     rng: np.random.Generator,
     prior: np.ndarray,
     sigma: float,
@@ -54,13 +54,20 @@ def tuning_sample(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Regressors (B, p, heads) and measured corrections (B, p) of `per_size` training prompts
     for each context size in `sizes` (drawn in that order): what η̂ is fitted on."""
+    batches = (training_prompts(rng, prior, per_size, n, sigma, noise)[:3] for n in sizes)
+    return prompt_sample(reader, batches)
+
+
+def prompt_sample(
+    reader: PromptReader, batches: Iterable[tuple[np.ndarray, np.ndarray, np.ndarray]]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Regressors (B, p, heads) and measured corrections Δ = ŷ(S) − ŷ(∅) (B, p) of batches of
+    prompts (x (B, n, d), y (B, n, p), x_query (B, d))."""
     regressors, deltas = [], []
-    for n in sizes:
-        prompts = training_prompts(rng, prior, per_size, n, sigma, noise)
-        keys, query = reader.readout_keys_queries(prompts.x, prompts.y, prompts.x_query)
-        residuals = reader.residuals(prompts.x, prompts.y)
+    for x, y, x_query in batches:
+        keys, query = reader.readout_keys_queries(x, y, x_query)
+        residuals = reader.residuals(x, y)
         regressors.append(head_regressors(keys, query, residuals, reader.heads))
-        empty = prompts.x[:, :0], prompts.y[:, :0]
-        answers = reader.predict(prompts.x, prompts.y, prompts.x_query)
-        deltas.append(answers - reader.predict(*empty, prompts.x_query))
+        answers = reader.predict(x, y, x_query)
+        deltas.append(answers - reader.predict(x[:, :0], y[:, :0], x_query))
     return np.concatenate(regressors), np.concatenate(deltas)

@@ -50,7 +50,7 @@ from reprolab.studies.overcorrection.eta import (
     head_regressors,
     tuning_sample,
 )
-from reprolab.studies.overcorrection.readers import PoolKeys, Reader
+from reprolab.studies.overcorrection.readers import PoolKeys, PromptReader
 from reprolab.studies.overcorrection.selection import (
     greedy_steps,
     select_invariant,
@@ -58,7 +58,7 @@ from reprolab.studies.overcorrection.selection import (
     select_theory,
     select_top_k,
 )
-from reprolab.studies.overcorrection.toy_world import Trial
+from reprolab.studies.overcorrection.toy_world import QueryTrial
 
 THEORY_RULES = ("theory_literal", "theory_invariant", "theory_inputs")
 SELECTORS = ("none", "random", "top_k", "mmr", *THEORY_RULES, "theory", "oracle")
@@ -75,7 +75,7 @@ class Calibration:
 
 
 def calibrate(
-    reader: Reader,
+    reader: PromptReader,
     prior: np.ndarray,
     task: Mapping[str, Any],
     calibration: Mapping[str, Any],
@@ -91,6 +91,12 @@ def calibrate(
         range(1, task["n_max"] + 1),
         calibration["prompts"],
     )
+    return fit_calibration(regressors, deltas)
+
+
+def fit_calibration(regressors: np.ndarray, deltas: np.ndarray) -> Calibration:
+    """η̂ per head and pooled, fitted on calibration prompts' (B, p, heads) regressors and
+    (B, p) measured corrections, with the per-head fit's R²."""
     etas = fit_head_etas(regressors, deltas)
     return Calibration(etas, fit_eta(regressors, deltas), r_squared(regressors @ etas, deltas))
 
@@ -101,7 +107,7 @@ class Queries:
     pool's cached readout keys, the memory of the pools, the truths y* (B, p) and the answers
     with no information ŷ(∅) (B, p)."""
 
-    trials: tuple[Trial, ...]
+    trials: tuple[QueryTrial, ...]
     cached: list[PoolKeys]
     memory: Memory
     truths: np.ndarray
@@ -113,7 +119,7 @@ class Queries:
         return self.baseline - self.truths
 
 
-def prepare(reader: Reader, trials: Sequence[Trial]) -> Queries:
+def prepare(reader: PromptReader, trials: Sequence[QueryTrial]) -> Queries:
     """Cache every pool's keys and write the memory."""
     cached = [reader.pool_keys(trial.x, trial.y, trial.x_query) for trial in trials]
     memory = write_memory(reader, trials, cached)
@@ -126,7 +132,7 @@ def attention(pool: PoolKeys, calibration: Calibration) -> np.ndarray:
     return head_attention_weights(pool.keys, pool.query, calibration.etas)
 
 
-def model_oracle(reader: Reader, queries: Queries, count: int) -> np.ndarray:
+def model_oracle(reader: PromptReader, queries: Queries, count: int) -> np.ndarray:
     """The icl/rag oracle: per round, every query's every open item appended to its chosen ones,
     all answered in one batch, and the item of smallest true squared error taken; (B, count)."""
     trials = queries.trials
@@ -166,7 +172,7 @@ def selection_key(selector: str, channel: str, tuned: Mapping[str, Any]) -> tupl
 def select(
     selector: str,
     channel: str,
-    reader: Reader,
+    reader: PromptReader,
     queries: Queries,
     calibration: Calibration,
     count: int,
@@ -206,8 +212,8 @@ def select(
                 )
             )
         elif selector == "theory_inputs":
-            steps = -attention(pool, calibration)[:, None] * trial.x
-            rows.append(greedy_steps(trial.x_query, steps, count))
+            steps = -attention(pool, calibration)[:, None] * trial.inputs
+            rows.append(greedy_steps(trial.query_inputs, steps, count))
         elif selector == "oracle":
             steps = attention(pool, calibration)[:, None] * queries.memory.values[index]
             rows.append(greedy_steps(queries.errors[index], steps, count))
@@ -217,7 +223,11 @@ def select(
 
 
 def answer(
-    channel: str, reader: Reader, queries: Queries, calibration: Calibration, orders: np.ndarray
+    channel: str,
+    reader: PromptReader,
+    queries: Queries,
+    calibration: Calibration,
+    orders: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The channel's answers (B, p) with the chosen items, and the theory's predicted
     corrections (B, p) (module docstring)."""

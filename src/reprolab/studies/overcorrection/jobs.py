@@ -6,12 +6,13 @@ evaluation seed (`overcorrection_run`).
 What a seed fixes (each from its own derived generator, so adding a reader or a selector
 changes no other draw): the prior W₀, each reader's initial weights and training prompts, the
 calibration prompts, the shifted world W* and its test queries with their pools, and the random
-selector's permutations.
+selector's permutations. A pretrained reader (paper scale) is not trained; its seed draws its
+set's queries and pools instead of a world (text_path).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,11 +37,21 @@ from reprolab.studies.overcorrection.evaluation import (
 from reprolab.studies.overcorrection.icl_data import draw_prior, shifted_trials, shifted_world
 from reprolab.studies.overcorrection.readers import (
     LinearAttentionReader,
+    PromptReader,
     Reader,
     SoftmaxReader,
     train_reader,
 )
-from reprolab.studies.overcorrection.workflow_io import TUNED_SELECTORS, tuning_method
+from reprolab.studies.overcorrection.text_path import (
+    TextSource,
+    load_text_reader,
+    text_seed_queries,
+)
+from reprolab.studies.overcorrection.workflow_io import (
+    TUNED_SELECTORS,
+    pretrained_readers,
+    tuning_method,
+)
 
 STUDY = "overcorrection"
 DOMAINS = {"mmr": {"lam": (0.0, 1.0)}}
@@ -132,10 +143,20 @@ def load_reader(params: Mapping[str, Any], name: str, weights_path: str | Path) 
 
 
 def seed_queries(
-    params: Mapping[str, Any], reader: Reader, seed: int, count: int
+    params: Mapping[str, Any],
+    reader: PromptReader,
+    seed: int,
+    count: int,
+    source: TextSource | None = None,
+    tuning: bool = False,
 ) -> tuple[Calibration, Queries, np.ndarray]:
     """A reader's calibration on the seed, the seed's test queries prepared for it, and the
-    random selector's permutations."""
+    random selector's permutations. A pretrained reader (its `source` given) reads its set's
+    queries, the tuning queries when `tuning` (text_path); a trained one the seed's own world."""
+    if source is not None:
+        return text_seed_queries(
+            params, reader, source, lambda *parts: rng_for(seed, *parts), count, tuning
+        )
     task, pools = params["task"], params["pools"]
     prior = seed_prior(params, seed)
     calibration = calibrate(
@@ -167,7 +188,7 @@ def mean_error(
     params: Mapping[str, Any],
     selector: str,
     channel: str,
-    reader: Reader,
+    reader: PromptReader,
     prepared: tuple[Calibration, Queries, np.ndarray],
     values: Mapping[str, Any],
 ) -> float:
@@ -185,19 +206,25 @@ def mean_error(
 def tune_job(
     params: Mapping[str, Any],
     name: str,
+    seeds: Sequence[int],
     weights: Mapping[int, str | Path],
     out_dir: str | Path,
     threads: int,
 ) -> list[dict[str, Any]]:
     """For reader `name` and each channel, choose MMR's λ and the theory rule by their MSE
-    averaged over the ks on the tuning seeds' test queries (`tune.queries` per seed; the
-    tuning seeds' worlds are never evaluated); one tuning record per (channel, selector)."""
-    seed_everything(derive_seed(min(weights), STUDY, name, "tune"), threads)
-    readers = {seed: load_reader(params, name, path) for seed, path in weights.items()}
-    prepared = {
-        seed: seed_queries(params, reader, seed, params["tune"]["queries"])
-        for seed, reader in readers.items()
-    }
+    averaged over the ks on the tuning seeds' queries (`tune.queries` per seed; the tuning
+    seeds' worlds, or a set's tuning queries, are never evaluated); one tuning record per
+    (channel, selector). `weights` holds a trained reader's file per tuning seed; a pretrained
+    reader is loaded once."""
+    seed_everything(derive_seed(min(seeds), STUDY, name, "tune"), threads)
+    count = params["tune"]["queries"]
+    if name in pretrained_readers(params):
+        reader, source = load_text_reader(params, name)
+        readers = {seed: reader for seed in seeds}
+        prepared = {seed: seed_queries(params, reader, seed, count, source, True) for seed in seeds}
+    else:
+        readers = {seed: load_reader(params, name, weights[seed]) for seed in seeds}
+        prepared = {seed: seed_queries(params, readers[seed], seed, count) for seed in seeds}
     records = []
     for channel in params["channels"]:
         for selector in TUNED_SELECTORS:
@@ -210,7 +237,7 @@ def tune_job(
                 method,
                 params["tune"]["grid"][selector],
                 evaluate,
-                sorted(weights),
+                sorted(seeds),
                 "MSE averaged over k",
                 "min",
                 limits=DOMAINS.get(selector),
@@ -223,16 +250,15 @@ def tune_job(
 def evaluate_reader(
     params: Mapping[str, Any],
     name: str,
-    reader: Reader,
-    seed: int,
+    reader: PromptReader,
+    prepared: tuple[Calibration, Queries, np.ndarray],
     tuned: Mapping[str, Mapping[str, Any]],
 ) -> dict[str, Any]:
-    """One reader's run-file entry: its calibration and, per channel, every selector's measures
-    at every k, the R² pooled over selectors (but `none`) and ks, the theory rule applied, and
-    the overshoots of top-k and theory at the largest k for the report's scatter."""
-    calibration, queries, permutations = seed_queries(
-        params, reader, seed, params["pools"]["queries"]
-    )
+    """One reader's run-file entry from its calibration, queries and permutations on the seed
+    (`seed_queries`): the calibration and, per channel, every selector's measures at every k,
+    the R² pooled over selectors (but `none`) and ks, the theory rule applied, and the
+    overshoots of top-k and theory at the largest k for the report's scatter."""
+    calibration, queries, permutations = prepared
     ks, largest = params["ks"], max(params["ks"])
     out: dict[str, Any] = {
         "calibration": {
@@ -296,12 +322,22 @@ def run_job(
     out_path: str | Path,
     threads: int,
 ) -> dict[str, Any]:
-    """Every reader of the params on one evaluation seed; writes and returns metrics.json."""
+    """Every reader of the params on one evaluation seed; writes and returns metrics.json.
+    `weights` and `records` name the trained readers' files (a pretrained reader's folder and
+    set come from the params)."""
     seed_everything(derive_seed(seed, STUDY, "run"), threads)
     out: dict[str, Any] = {"seed": seed, "ks": list(params["ks"]), "readers": {}}
+    count = params["pools"]["queries"]
     for name in params["readers"]:
+        if name in pretrained_readers(params):
+            reader, source = load_text_reader(params, name)
+            prepared = seed_queries(params, reader, seed, params["text"]["queries"], source)
+            out["readers"][name] = evaluate_reader(params, name, reader, prepared, tuned)
+            continue
         reader = load_reader(params, name, weights[name])
-        entry = evaluate_reader(params, name, reader, seed, tuned)
+        entry = evaluate_reader(
+            params, name, reader, seed_queries(params, reader, seed, count), tuned
+        )
         record = read_json(records[name])
         entry["training"] = {"final_loss": record["final_loss"], "prior_r2": record["prior_r2"]}
         out["readers"][name] = entry

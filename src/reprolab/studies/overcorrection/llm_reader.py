@@ -71,12 +71,16 @@ class PromptFormat:
 @dataclass(frozen=True)
 class Reading:
     """What one forward of a prompt gives: answer (p,) the label-word probabilities; keys
-    (k, H, h) the items' readout keys; query (H, h) the last position's scaled readout query;
-    attention (k,) each item's attention mass from the last position, averaged over heads."""
+    (k, H, h) the items' readout keys and item_queries (k, H, h) their own scaled queries (at
+    each item's last token); query (H, h) the last position's scaled readout query and
+    query_key (H, h) its own key; attention (k,) each item's attention mass from the last
+    position, averaged over heads."""
 
     answer: np.ndarray
     keys: np.ndarray
+    item_queries: np.ndarray
     query: np.ndarray
+    query_key: np.ndarray
     attention: np.ndarray
 
 
@@ -97,6 +101,7 @@ class LanguageModelReader:
         self.label_ids = label_token_ids(tokenizer, label_words)
         self.readout = readout_attention(model)
         self.prefix = list(tokenizer("", add_special_tokens=True)["input_ids"])
+        self.heads = int(model.config.num_attention_heads)
 
     @classmethod
     def from_folder(
@@ -138,10 +143,17 @@ class LanguageModelReader:
         scores = torch.einsum("hd,thd->ht", queries[-1], keys)
         weights = torch.softmax(scores.double(), dim=-1).mean(0)
         answer = torch.softmax(logits[self.label_ids].double(), dim=-1)
+        ends = [end - 1 for _, end in spans]
+
+        def numpy(states: torch.Tensor) -> np.ndarray:
+            return states.double().cpu().numpy()
+
         return Reading(
-            answer=answer.cpu().numpy(),
-            keys=keys[[end - 1 for _, end in spans]].double().cpu().numpy(),
-            query=queries[-1].double().cpu().numpy(),
+            answer=numpy(answer),
+            keys=numpy(keys[ends]),
+            item_queries=numpy(queries[ends]),
+            query=numpy(queries[-1]),
+            query_key=numpy(keys[-1]),
             attention=np.array([float(weights[start:end].sum()) for start, end in spans]),
         )
 

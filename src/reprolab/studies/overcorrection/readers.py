@@ -26,6 +26,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from types import SimpleNamespace
+from typing import Protocol
 
 import numpy as np
 import torch
@@ -47,6 +48,26 @@ class PoolKeys:
     query: np.ndarray
     query_key: np.ndarray
     item_queries: np.ndarray
+
+
+class PromptReader(Protocol):
+    """What the selectors, channels and measures read of a reader: the numpy methods below (a
+    trained `Reader`, or a language model over text trials, `text_reader.TextReader`) and its
+    sizes: `dim` of an input, `outputs` of an answer, `heads` of the readout layer."""
+
+    dim: int
+    outputs: int
+    heads: int
+
+    def predict(self, x: np.ndarray, y: np.ndarray, x_query: np.ndarray) -> np.ndarray: ...
+
+    def readout_keys_queries(
+        self, x: np.ndarray, y: np.ndarray, x_query: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]: ...
+
+    def pool_keys(self, x: np.ndarray, y: np.ndarray, x_query: np.ndarray) -> PoolKeys: ...
+
+    def residuals(self, x: np.ndarray, y: np.ndarray) -> np.ndarray: ...
 
 
 def as_tensors(*arrays: np.ndarray) -> list[torch.Tensor]:

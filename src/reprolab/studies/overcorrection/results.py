@@ -36,6 +36,7 @@ from reprolab.core.claims import bound_check, paired_check, sanity_check
 from reprolab.core.io import read_json
 from reprolab.core.summary import Table
 from reprolab.core.tables import Record, curve_frame, seed_stats
+from reprolab.studies.overcorrection.workflow_io import trained_readers
 
 MEASURES = {"mse": "MSE", "over": "over", "under": "under", "r2": "R²"}
 """Run-file key → the column's name (followed by ``k=<k>``)."""
@@ -218,18 +219,19 @@ def claim_checks(params: dict[str, Any], runs: list[dict], seeds: Sequence[int])
 
 def study_metrics(params: dict[str, Any], runs: list[dict], seeds: Sequence[int]) -> dict:
     """Seed statistics of every cell, of the pooled R², and of each reader's calibration and
-    training."""
+    training (a trained reader's: a pretrained one has none)."""
     out: dict[str, Any] = {"seeds": list(seeds), "readers": {}}
     for reader in params["readers"]:
         entry: dict[str, Any] = {
-            "final_loss": seed_stats(
-                [run["readers"][reader]["training"]["final_loss"] for run in runs]
-            ),
             "calibration_r2": seed_stats(
                 [run["readers"][reader]["calibration"]["r2"] for run in runs]
             ),
             "channels": {},
         }
+        if reader in trained_readers(params):
+            entry["final_loss"] = seed_stats(
+                [run["readers"][reader]["training"]["final_loss"] for run in runs]
+            )
         for channel in params["channels"]:
             entry["channels"][channel] = {
                 "r2_pooled": seed_stats(

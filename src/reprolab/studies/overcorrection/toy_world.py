@@ -18,8 +18,27 @@ shuffle, the answers' noise; so a Generator seeded alike gives the same world.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
+
+
+class QueryTrial(Protocol):
+    """What the selectors, channels and measures read of a trial: a `Trial` of the toy, or a
+    text trial (`text_trials.TextTrial`) whose x are item ids and whose retriever embeddings are
+    its `inputs`."""
+
+    x: np.ndarray
+    y: np.ndarray
+    x_query: np.ndarray
+    y_query: np.ndarray
+    duplicate: np.ndarray
+
+    @property
+    def inputs(self) -> np.ndarray: ...
+
+    @property
+    def query_inputs(self) -> np.ndarray: ...
 
 
 @dataclass(frozen=True)
@@ -33,6 +52,16 @@ class Trial:
     x_query: np.ndarray
     y_query: np.ndarray
     duplicate: np.ndarray
+
+    @property
+    def inputs(self) -> np.ndarray:
+        """What a retriever embeds the items as: here their raw inputs x."""
+        return self.x
+
+    @property
+    def query_inputs(self) -> np.ndarray:
+        """What a retriever embeds the query as: here its raw input x_query."""
+        return self.x_query
 
 
 @dataclass(frozen=True)

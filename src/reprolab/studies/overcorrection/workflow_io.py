@@ -12,6 +12,18 @@ from typing import Any
 
 TUNED_SELECTORS = ("mmr", "theory")
 """The selectors with a tuning record per reader and channel (jobs.tune_job)."""
+PRETRAINED = "pretrained"
+"""The reader kind of a local language model folder reading a released set (text_path)."""
+
+
+def pretrained_readers(params: Mapping[str, Any]) -> list[str]:
+    """The readers that are language model folders (no training job), in table order."""
+    return [name for name, spec in params["readers"].items() if spec["kind"] == PRETRAINED]
+
+
+def trained_readers(params: Mapping[str, Any]) -> list[str]:
+    """The readers trained per seed by overcorrection_train, in table order."""
+    return [name for name, spec in params["readers"].items() if spec["kind"] != PRETRAINED]
 
 
 def tuning_method(reader: str, channel: str, selector: str) -> str:
@@ -34,7 +46,7 @@ def tuned_methods(params: Mapping[str, Any], reader: str | None = None) -> list[
 def check_params(params: Mapping[str, Any]) -> None:
     """ValueError naming the key: the claims' selectors are among the selectors; the tuned
     selectors are selected; the ks fit in a pool; a softmax reader's width splits into its
-    heads."""
+    heads; a pretrained reader's set is in `sets`, and `text` is given."""
     selectors, claims = list(params["selectors"]), params["claims"]
     named = [claims["growth_selector"], claims["theory"], *claims["baselines"], *TUNED_SELECTORS]
     for name in named:
@@ -47,6 +59,14 @@ def check_params(params: Mapping[str, Any]) -> None:
             f"overcorrection.ks: {max(params['ks'])} items do not fit a pool of "
             f"{params['pools']['size']}"
         )
+    for name in pretrained_readers(params):
+        if "text" not in params:
+            raise ValueError(f"overcorrection.readers.{name}: a pretrained reader needs `text`")
+        if params["readers"][name]["set"] not in params.get("sets", {}):
+            raise ValueError(
+                f"overcorrection.readers.{name}: set {params['readers'][name]['set']!r} is not "
+                "in overcorrection.sets"
+            )
     for name, spec in params["readers"].items():
         if spec["kind"] == "softmax" and spec["hidden"] % spec["heads"]:
             raise ValueError(
