@@ -1,0 +1,387 @@
+"""NVFP4 fake quantisation of the three GEMMs of a linear layer, shared by the GPT and the nGPT.
+
+NVFP4 stores a tensor as 4-bit E2M1 elements (sign, 2 exponent bits, 1 mantissa bit: magnitudes
+{0, 0.5, 1, 1.5, 2, 3, 4, 6}), one E4M3 (FP8) decode scale per block of 16 consecutive elements,
+and one FP32 decode scale per tensor. A value decodes as element · block scale · tensor scale.
+The tensor scale maps the tensor's amax onto the largest value the block scales and elements can
+encode together (448 · 6), so the E4M3 block scales are spent on the tensor's own range.
+
+Blocks run along the reduction axis of the GEMM that consumes the operand. For a linear layer
+y = x Wᵀ with x of shape (M, K) (M tokens), W of shape (N, K) and output gradient dY of shape
+(M, N):
+
+* Fprop  y  = Q(x along K) · Q(W along K)ᵀ;
+* Dgrad  dX = Q(dY along N) · Q(W along N);
+* Wgrad  dW = Q(dY along M)ᵀ · Q(X along M), optionally after a random Hadamard transform of
+  both operands along M (it cancels in exact arithmetic and spreads outliers within a block).
+
+This is an emulation: every function returns dequantised float values (what the hardware GEMM
+would see), not packed 4-bit codes, and the GEMMs themselves run in the input's precision.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import torch
+from torch.nn import functional as F
+
+E2M1_MAX = 6.0
+E4M3_MAX = 448.0
+BLOCK = 16
+
+# E2M1 magnitudes, and the midpoints between neighbours split by where their ties go: towards the
+# neighbour whose mantissa bit is even (0, 1, 2, 4, 6), i.e. down at 0.25, 1.25, 2.5 and 5 and up
+# at 0.75, 1.75 and 3.5.
+_GRID = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0)
+_TIES_DOWN = (0.25, 1.25, 2.5, 5.0)
+_TIES_UP = (0.75, 1.75, 3.5)
+
+# Which static scale of `Recipe.static_scales` an operand uses.
+_X, _W, _DY = 0, 1, 2
+
+
+def _table(values: tuple[float, ...], like: torch.Tensor) -> torch.Tensor:
+    return torch.tensor(values, dtype=like.dtype, device=like.device)
+
+
+def round_e2m1(x: torch.Tensor) -> torch.Tensor:
+    """Round to the nearest E2M1 value, the format's round-to-nearest (RTN) mode.
+
+    Ties go to the neighbour with an even mantissa bit (0.25→0, 0.75→1, 1.25→1, 1.75→2, 2.5→2,
+    3.5→4, 5→4), as IEEE round-half-to-even does; magnitudes beyond 6 saturate to ±6 instead of
+    overflowing, since E2M1 has no infinity.
+    """
+    magnitude = x.abs().contiguous()
+    # A midpoint is passed when the magnitude lies above it (ties going down) or on or above it
+    # (ties going up); the number of midpoints passed is the index of the grid value.
+    index = torch.bucketize(magnitude, _table(_TIES_DOWN, x)) + torch.bucketize(
+        magnitude, _table(_TIES_UP, x), right=True
+    )
+    return torch.copysign(_table(_GRID, x)[index], x)
+
+
+def stochastic_e2m1(x: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    """Round stochastically to one of the two E2M1 neighbours, unbiased within ±6.
+
+    A magnitude between neighbours lo < hi rounds up with probability (|x| − lo)/(hi − lo), so the
+    expected result is x; magnitudes beyond 6 saturate to ±6. The uniform draws come from
+    `generator` (on x's device), so a seeded generator makes the rounding reproducible.
+    """
+    grid = _table(_GRID, x)
+    magnitude = x.abs().clamp(max=E2M1_MAX).contiguous()
+    lower = torch.bucketize(magnitude, grid, right=True) - 1
+    lo = grid[lower]
+    hi = grid[(lower + 1).clamp(max=len(_GRID) - 1)]
+    gap = hi - lo
+    up = (magnitude - lo) / torch.where(gap > 0, gap, 1.0)
+    draws = torch.rand(x.shape, generator=generator, device=x.device, dtype=x.dtype)
+    return torch.copysign(torch.where(draws < up, hi, lo), x)
+
+
+def to_e4m3(x: torch.Tensor) -> torch.Tensor:
+    """Round to E4M3 (FP8, the block-scale format) and return the value as float32.
+
+    Values are clamped to ±448 first, so out-of-range scales saturate rather than depend on how
+    the cast treats overflow. Torch's cast to float8_e4m3fn rounds to nearest, ties to even, and
+    keeps subnormals down to 2⁻⁹ (smaller values round to zero or 2⁻⁹).
+    """
+    return x.clamp(-E4M3_MAX, E4M3_MAX).to(torch.float8_e4m3fn).to(torch.float32)
+
+
+class Encoded(NamedTuple):
+    """An NVFP4 tensor in its three parts: decodes as elements · block scale · global scale."""
+
+    elements: torch.Tensor
+    """E2M1 values, with x's shape."""
+    block_scales: torch.Tensor
+    """E4M3 values, with x's shape except that the blocked axis is `block` times shorter."""
+    global_scale: torch.Tensor
+    """The per-tensor decode scale, a 0-d float32 tensor."""
+
+
+def _blocks(x: torch.Tensor, axis: int, block: int) -> torch.Tensor:
+    """x with `axis` moved last and split into blocks: (..., size / block, block)."""
+    if x.shape[axis] % block:
+        raise ValueError(
+            f"NVFP4 blocks of {block} along axis {axis} need that axis's size to be a multiple "
+            f"of {block}; the tensor has shape {tuple(x.shape)}"
+        )
+    moved = x.movedim(axis, -1)
+    return moved.reshape(*moved.shape[:-1], -1, block)
+
+
+def _unblocks(blocks: torch.Tensor, axis: int) -> torch.Tensor:
+    """The inverse of `_blocks`: merge the last two axes and move the result back to `axis`."""
+    return blocks.flatten(-2).movedim(-1, axis)
+
+
+def _encode_blocks(
+    blocks: torch.Tensor,
+    tensor_scale: bool,
+    global_scale: float | None,
+    stochastic: bool,
+    generator: torch.Generator | None,
+) -> Encoded:
+    """Encode blocked values (..., n, block); the parts come back in the blocked layout."""
+    if tensor_scale and global_scale is not None:
+        raise ValueError("pass either tensor_scale=True or a fixed global_scale, not both")
+    if stochastic and generator is None:
+        raise ValueError("stochastic rounding needs a torch.Generator")
+    if global_scale is not None:
+        scale = torch.tensor(global_scale, dtype=torch.float32, device=blocks.device)
+    elif tensor_scale:
+        amax = blocks.abs().amax().to(torch.float32)
+        # An all-zero tensor keeps the scale 1: its blocks all get scale 0 and encode as zeros.
+        scale = torch.where(amax > 0, amax / (E4M3_MAX * E2M1_MAX), 1.0)
+    else:
+        scale = torch.ones((), dtype=torch.float32, device=blocks.device)
+    block_amax = blocks.abs().amax(dim=-1, keepdim=True).to(torch.float32)
+    block_scales = to_e4m3(block_amax / (E2M1_MAX * scale))
+    decode = block_scales * scale
+    scaled = blocks / torch.where(decode > 0, decode, 1.0).to(blocks.dtype)
+    elements = stochastic_e2m1(scaled, generator) if stochastic else round_e2m1(scaled)
+    return Encoded(elements, block_scales, scale)
+
+
+def encode(
+    x: torch.Tensor,
+    axis: int,
+    *,
+    tensor_scale: bool = True,
+    global_scale: float | None = None,
+    stochastic: bool = False,
+    generator: torch.Generator | None = None,
+    block: int = BLOCK,
+) -> Encoded:
+    """Split x into NVFP4's parts (elements, block scales, global scale), to inspect them.
+
+    Takes the same arguments and makes the same choices as `quantize`, which decodes the parts.
+    """
+    blocks = _blocks(x, axis, block)
+    parts = _encode_blocks(blocks, tensor_scale, global_scale, stochastic, generator)
+    return Encoded(
+        _unblocks(parts.elements, axis),
+        parts.block_scales.squeeze(-1).movedim(-1, axis),
+        parts.global_scale,
+    )
+
+
+def quantize(
+    x: torch.Tensor,
+    axis: int,
+    *,
+    tensor_scale: bool = True,
+    global_scale: float | None = None,
+    stochastic: bool = False,
+    generator: torch.Generator | None = None,
+    block: int = BLOCK,
+) -> torch.Tensor:
+    """Fake-quantise x to NVFP4 with blocks of `block` consecutive elements along `axis`.
+
+    `axis` should be the reduction axis of the GEMM that consumes x; its size must be a multiple
+    of `block` (ValueError naming the shape otherwise). The global decode scale is
+    amax(|x|)/(448·6) when `tensor_scale` (the format's per-tensor scale), the fixed
+    `global_scale` when given (the static ablation; needs tensor_scale=False), and 1 otherwise.
+    Each block's scale is the E4M3 rounding of amax(block)/(6·global scale); its elements are the
+    E2M1 rounding of x/(block scale · global scale) (nearest-even, or stochastic with `generator`
+    when `stochastic`), and 0 in blocks whose scale rounded to 0. Returns the decoded values
+    elements · block scale · global scale, in x's shape.
+    """
+    blocks = _blocks(x, axis, block)
+    parts = _encode_blocks(blocks, tensor_scale, global_scale, stochastic, generator)
+    decoded = (parts.elements * parts.block_scales) * parts.global_scale
+    return _unblocks(decoded.to(x.dtype), axis)
+
+
+def random_signs(generator: torch.Generator) -> torch.Tensor:
+    """16 independent signs ±1 (float32, on the generator's device) for `hadamard_16`."""
+    bits = torch.randint(0, 2, (BLOCK,), generator=generator, device=generator.device)
+    return (2 * bits - 1).to(torch.float32)
+
+
+def hadamard_16(signs: torch.Tensor) -> torch.Tensor:
+    """The randomised Hadamard matrix H·diag(signs)/4, with H the 16×16 Sylvester matrix.
+
+    Dividing by 4 = √16 makes it orthogonal; the random signs make the transform of a fixed
+    vector differ between draws, so no input direction is systematically left spiky.
+    """
+    if signs.shape != (BLOCK,):
+        raise ValueError(f"hadamard_16 needs {BLOCK} signs, got shape {tuple(signs.shape)}")
+    sylvester = torch.ones(1, 1, dtype=signs.dtype, device=signs.device)
+    pair = torch.tensor([[1.0, 1.0], [1.0, -1.0]], dtype=signs.dtype, device=signs.device)
+    while sylvester.shape[0] < BLOCK:
+        sylvester = torch.kron(pair, sylvester)
+    return sylvester * signs / math.sqrt(BLOCK)
+
+
+def rht(x: torch.Tensor, axis: int, matrix: torch.Tensor) -> torch.Tensor:
+    """Multiply every block of consecutive elements along `axis` by `matrix` (block ← matrix·block).
+
+    The block size is the matrix's; with an orthogonal matrix, `rht(rht(x, axis, m), axis, m.T)`
+    restores x. The matrix is cast to x's dtype and device.
+    """
+    blocks = _blocks(x, axis, matrix.shape[0])
+    return _unblocks(blocks @ matrix.to(device=x.device, dtype=x.dtype).T, axis)
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """How `nvfp4_linear` quantises the three GEMMs of a linear layer.
+
+    `enabled` False computes in full precision (no quantisation at all). `tensor_scale` uses the
+    per-tensor amax scale; `static_scales` instead fixes the global scales of x, W and dY (in
+    that order, the static ablation; excludes `tensor_scale`). `hadamard` applies a random
+    Hadamard transform to both Wgrad operands along the token axis; `stochastic` rounds the output
+    gradient dY stochastically in both backward GEMMs (x and W always round to nearest).
+    """
+
+    enabled: bool = True
+    tensor_scale: bool = True
+    hadamard: bool = False
+    stochastic: bool = False
+    static_scales: tuple[float, float, float] | None = None
+
+    def __post_init__(self) -> None:
+        if self.tensor_scale and self.static_scales is not None:
+            raise ValueError("a Recipe takes tensor_scale or static_scales, not both")
+
+    def _scaling(self, operand: int) -> dict[str, bool | float | None]:
+        """The global-scale arguments of `quantize` for operand `_X`, `_W` or `_DY`."""
+        fixed = None if self.static_scales is None else self.static_scales[operand]
+        return {"tensor_scale": self.tensor_scale, "global_scale": fixed}
+
+
+FP32 = Recipe(enabled=False, tensor_scale=False)
+NVFP4 = Recipe()
+NVFP4_RHT_SR = Recipe(hadamard=True, stochastic=True)
+# Static global scales that assume |x| ≤ 1 and |W| ≤ 1 (nGPT's unit-norm rows bound both) and
+# |dY| ≤ 2⁻¹⁰; values beyond a bound saturate, values far below it lose precision or flush to 0.
+NVFP4_STATIC = Recipe(
+    tensor_scale=False,
+    static_scales=(
+        1.0 / (E4M3_MAX * E2M1_MAX),
+        1.0 / (E4M3_MAX * E2M1_MAX),
+        2.0**-10 / (E4M3_MAX * E2M1_MAX),
+    ),
+)
+RECIPES: dict[str, Recipe] = {
+    "fp32": FP32,
+    "nvfp4": NVFP4,
+    "nvfp4_rht_sr": NVFP4_RHT_SR,
+    "nvfp4_static": NVFP4_STATIC,
+}
+
+
+class _NVFP4Linear(torch.autograd.Function):
+    """y = Q(x)·Q(W)ᵀ + b with quantised backward GEMMs; x is already flattened to (M, K)."""
+
+    @staticmethod
+    def forward(
+        ctx: torch.autograd.function.FunctionCtx,
+        x: torch.Tensor,
+        weight: torch.Tensor,
+        bias: torch.Tensor | None,
+        recipe: Recipe,
+        generator: torch.Generator,
+    ) -> torch.Tensor:
+        ctx.save_for_backward(x, weight)
+        ctx.recipe, ctx.generator, ctx.has_bias = recipe, generator, bias is not None
+        y = quantize(x, 1, **recipe._scaling(_X)) @ quantize(weight, 1, **recipe._scaling(_W)).T
+        return y if bias is None else y + bias
+
+    @staticmethod
+    def backward(
+        ctx: torch.autograd.function.FunctionCtx, dy: torch.Tensor
+    ) -> tuple[torch.Tensor | None, ...]:
+        x, weight = ctx.saved_tensors
+        recipe, generator = ctx.recipe, ctx.generator
+        rounding = {"stochastic": recipe.stochastic, "generator": generator}
+        dy_scaling = {**recipe._scaling(_DY), **rounding}
+        dx = dw = db = None
+        if ctx.needs_input_grad[0]:
+            dx = quantize(dy, 1, **dy_scaling) @ quantize(weight, 0, **recipe._scaling(_W))
+        if ctx.needs_input_grad[1]:
+            dy_m, x_m = dy, x
+            if recipe.hadamard:
+                matrix = hadamard_16(random_signs(generator))
+                dy_m, x_m = rht(dy, 0, matrix), rht(x, 0, matrix)
+            dw = quantize(dy_m, 0, **dy_scaling).T @ quantize(x_m, 0, **recipe._scaling(_X))
+        if ctx.has_bias and ctx.needs_input_grad[2]:
+            db = dy.sum(0)
+        return dx, dw, db, None, None
+
+
+def nvfp4_linear(
+    x: torch.Tensor,
+    weight: torch.Tensor,
+    bias: torch.Tensor | None,
+    recipe: Recipe,
+    generator: torch.Generator,
+) -> torch.Tensor:
+    """A linear layer y = x Wᵀ + b whose three GEMMs are NVFP4 fake-quantised per `recipe`.
+
+    x has shape (..., K) and is flattened to M = prod(...) tokens; W has shape (N, K). Fprop
+    blocks along K, Dgrad along N, Wgrad along M, so K, N and M must all be multiples of 16
+    (checked here, ValueError naming the size). The bias and its gradient (dY summed over tokens)
+    stay in full precision. `generator` (on x's device) draws the stochastic rounding and the
+    Hadamard signs, fresh signs at every backward pass. With `recipe.enabled` False this is
+    exactly `F.linear`.
+    """
+    if not recipe.enabled:
+        return F.linear(x, weight, bias)
+    flat = x.reshape(-1, x.shape[-1])
+    sizes = {"K (in_features)": flat.shape[1], "N (out_features)": weight.shape[0]}
+    sizes["M (tokens)"] = flat.shape[0]
+    for name, size in sizes.items():
+        if size % BLOCK:
+            raise ValueError(
+                f"NVFP4 blocks of {BLOCK} need {name} to be a multiple of {BLOCK}, got {size} "
+                f"(x of shape {tuple(x.shape)}, weight of shape {tuple(weight.shape)})"
+            )
+    y = _NVFP4Linear.apply(flat, weight, bias, recipe, generator)
+    return y.reshape(*x.shape[:-1], weight.shape[0])
+
+
+class NVFP4Linear(torch.nn.Linear):
+    """`torch.nn.Linear` whose forward is `nvfp4_linear` under the settable `recipe`.
+
+    The recipe defaults to full precision ("fp32"), so the layer is a drop-in `nn.Linear` until a
+    model switches it (`layer.recipe = RECIPES["nvfp4"]`).
+
+    It owns a torch.Generator seeded with `seed` for stochastic rounding and Hadamard signs; when
+    the weight moves to another device, the generator is re-created there from the same seed.
+    """
+
+    def __init__(
+        self,
+        in_features: int,
+        out_features: int,
+        bias: bool = True,
+        *,
+        recipe: Recipe = FP32,
+        seed: int = 0,
+        device: torch.device | str | None = None,
+        dtype: torch.dtype | None = None,
+    ) -> None:
+        super().__init__(in_features, out_features, bias, device=device, dtype=dtype)
+        self.recipe = recipe
+        self.seed = seed
+        self.generator = torch.Generator(self.weight.device).manual_seed(seed)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.generator.device != self.weight.device:
+            self.generator = torch.Generator(self.weight.device).manual_seed(self.seed)
+        return nvfp4_linear(x, self.weight, self.bias, self.recipe, self.generator)
+
+    def extra_repr(self) -> str:
+        return f"{super().extra_repr()}, recipe={self.recipe}, seed={self.seed}"
+
+
+def sqnr_db(x: torch.Tensor, xq: torch.Tensor) -> float:
+    """Signal-to-quantisation-noise ratio 10·log10(Σx² / Σ(x − xq)²) in dB, summed in float64."""
+    signal = x.double().square().sum()
+    noise = (x.double() - xq.double()).square().sum()
+    return float(10 * torch.log10(signal / noise))
