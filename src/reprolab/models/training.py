@@ -16,13 +16,13 @@ WARMUP_SHARE = 20
 """The warm-up lasts 1/WARMUP_SHARE of the steps (at least one)."""
 
 
-def warmup_cosine(step: int, steps: int, lr: float) -> float:
-    """The learning rate at `step` (0-based) of `steps`: linear warm-up over the first 5 %,
-    then cosine decay from `lr` to `lr` / 10."""
-    warmup = max(1, steps // WARMUP_SHARE)
-    if step < warmup:
-        return lr * (step + 1) / warmup
-    done = (step - warmup) / max(1, steps - warmup)
+def warmup_cosine(step: int, steps: int, lr: float, warmup: bool = True) -> float:
+    """The learning rate at `step` (0-based) of `steps`: linear warm-up over the first 5 %
+    (none when not `warmup`), then cosine decay from `lr` to `lr` / 10."""
+    ramp = max(1, steps // WARMUP_SHARE) if warmup else 0
+    if step < ramp:
+        return lr * (step + 1) / ramp
+    done = (step - ramp) / max(1, steps - ramp)
     return lr * (0.1 + 0.45 * (1 + math.cos(math.pi * done)))
 
 

@@ -32,19 +32,14 @@ E2M1_MAX = 6.0
 E4M3_MAX = 448.0
 BLOCK = 16
 
-# E2M1 magnitudes, and the midpoints between neighbours split by where their ties go: towards the
-# neighbour whose mantissa bit is even (0, 1, 2, 4, 6), i.e. down at 0.25, 1.25, 2.5 and 5 and up
-# at 0.75, 1.75 and 3.5.
-_GRID = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0)
-_TIES_DOWN = (0.25, 1.25, 2.5, 5.0)
-_TIES_UP = (0.75, 1.75, 3.5)
-
 # Which static scale of `Recipe.static_scales` an operand uses.
-_X, _W, _DY = 0, 1, 2
+X, W, DY = 0, 1, 2
 
 
-def _table(values: tuple[float, ...], like: torch.Tensor) -> torch.Tensor:
-    return torch.tensor(values, dtype=like.dtype, device=like.device)
+def _e2m1_step(magnitude: torch.Tensor) -> torch.Tensor:
+    """The spacing of the E2M1 grid {0, 0.5, 1, 1.5, 2, 3, 4, 6} at each magnitude in [0, 6]:
+    0.5 below 2, 1 below 4, 2 from 4 on."""
+    return torch.where(magnitude < 2, 0.5, torch.where(magnitude < 4, 1.0, 2.0))
 
 
 def round_e2m1(x: torch.Tensor) -> torch.Tensor:
@@ -52,15 +47,13 @@ def round_e2m1(x: torch.Tensor) -> torch.Tensor:
 
     Ties go to the neighbour with an even mantissa bit (0.25→0, 0.75→1, 1.25→1, 1.75→2, 2.5→2,
     3.5→4, 5→4), as IEEE round-half-to-even does; magnitudes beyond 6 saturate to ±6 instead of
-    overflowing, since E2M1 has no infinity.
+    overflowing, since E2M1 has no infinity. Within each binade the grid is evenly spaced and
+    its even-mantissa points are the even multiples of the spacing, so torch.round (half to
+    even) of the magnitude in units of the spacing is exactly that rounding.
     """
-    magnitude = x.abs().contiguous()
-    # A midpoint is passed when the magnitude lies above it (ties going down) or on or above it
-    # (ties going up); the number of midpoints passed is the index of the grid value.
-    index = torch.bucketize(magnitude, _table(_TIES_DOWN, x)) + torch.bucketize(
-        magnitude, _table(_TIES_UP, x), right=True
-    )
-    return torch.copysign(_table(_GRID, x)[index], x)
+    magnitude = x.abs().clamp(max=E2M1_MAX)
+    step = _e2m1_step(magnitude)
+    return torch.copysign(torch.round(magnitude / step) * step, x)
 
 
 def stochastic_e2m1(x: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
@@ -70,15 +63,12 @@ def stochastic_e2m1(x: torch.Tensor, generator: torch.Generator) -> torch.Tensor
     expected result is x; magnitudes beyond 6 saturate to ±6. The uniform draws come from
     `generator` (on x's device), so a seeded generator makes the rounding reproducible.
     """
-    grid = _table(_GRID, x)
-    magnitude = x.abs().clamp(max=E2M1_MAX).contiguous()
-    lower = torch.bucketize(magnitude, grid, right=True) - 1
-    lo = grid[lower]
-    hi = grid[(lower + 1).clamp(max=len(_GRID) - 1)]
-    gap = hi - lo
-    up = (magnitude - lo) / torch.where(gap > 0, gap, 1.0)
+    magnitude = x.abs().clamp(max=E2M1_MAX)
+    step = _e2m1_step(magnitude)
+    lo = torch.floor(magnitude / step) * step
+    up = (magnitude - lo) / step
     draws = torch.rand(x.shape, generator=generator, device=x.device, dtype=x.dtype)
-    return torch.copysign(torch.where(draws < up, hi, lo), x)
+    return torch.copysign(torch.where(draws < up, lo + step, lo), x)
 
 
 def to_e4m3(x: torch.Tensor) -> torch.Tensor:
@@ -248,8 +238,8 @@ class Recipe:
         if self.tensor_scale and self.static_scales is not None:
             raise ValueError("a Recipe takes tensor_scale or static_scales, not both")
 
-    def _scaling(self, operand: int) -> dict[str, bool | float | None]:
-        """The global-scale arguments of `quantize` for operand `_X`, `_W` or `_DY`."""
+    def scaling(self, operand: int) -> dict[str, bool | float | None]:
+        """The global-scale arguments of `quantize` for operand `X`, `W` or `DY`."""
         fixed = None if self.static_scales is None else self.static_scales[operand]
         return {"tensor_scale": self.tensor_scale, "global_scale": fixed}
 
@@ -289,7 +279,7 @@ class _NVFP4Linear(torch.autograd.Function):
     ) -> torch.Tensor:
         ctx.save_for_backward(x, weight)
         ctx.recipe, ctx.generator, ctx.has_bias = recipe, generator, bias is not None
-        y = quantize(x, 1, **recipe._scaling(_X)) @ quantize(weight, 1, **recipe._scaling(_W)).T
+        y = quantize(x, 1, **recipe.scaling(X)) @ quantize(weight, 1, **recipe.scaling(W)).T
         return y if bias is None else y + bias
 
     @staticmethod
@@ -299,16 +289,16 @@ class _NVFP4Linear(torch.autograd.Function):
         x, weight = ctx.saved_tensors
         recipe, generator = ctx.recipe, ctx.generator
         rounding = {"stochastic": recipe.stochastic, "generator": generator}
-        dy_scaling = {**recipe._scaling(_DY), **rounding}
+        dy_scaling = {**recipe.scaling(DY), **rounding}
         dx = dw = db = None
         if ctx.needs_input_grad[0]:
-            dx = quantize(dy, 1, **dy_scaling) @ quantize(weight, 0, **recipe._scaling(_W))
+            dx = quantize(dy, 1, **dy_scaling) @ quantize(weight, 0, **recipe.scaling(W))
         if ctx.needs_input_grad[1]:
             dy_m, x_m = dy, x
             if recipe.hadamard:
                 matrix = hadamard_16(random_signs(generator))
                 dy_m, x_m = rht(dy, 0, matrix), rht(x, 0, matrix)
-            dw = quantize(dy_m, 0, **dy_scaling).T @ quantize(x_m, 0, **recipe._scaling(_X))
+            dw = quantize(dy_m, 0, **dy_scaling).T @ quantize(x_m, 0, **recipe.scaling(X))
         if ctx.has_bias and ctx.needs_input_grad[2]:
             db = dy.sum(0)
         return dx, dw, db, None, None
