@@ -13,7 +13,7 @@ import pytest
 from reprolab.core.params import study_params
 from reprolab.core.tuning import read_tuning, selected
 from reprolab.studies.overcorrection import jobs
-from reprolab.studies.overcorrection.text_path import load_text_reader
+from reprolab.studies.overcorrection.text_path import load_text_reader, read_source
 from reprolab.studies.overcorrection.workflow_io import check_params, tuned_methods
 from tests.studies.overcorrection.fixtures import save_tiny_lm
 from tests.studies.overcorrection.test_workflow_io import CONFIG
@@ -71,6 +71,16 @@ def test_the_params_pass_the_checks_and_a_missing_set_is_named(params):
         check_params(
             {**params, "readers": {"x": {**params["readers"]["tiny_sst2"], "set": "sst5"}}}
         )
+
+
+def test_a_malformed_line_is_logged_and_the_rest_is_read(params, tmp_path, caplog):
+    test = tmp_path / "dev.tsv"
+    test.write_text(Path(params["sets"]["sst2"]["test"]).read_text() + "a plot\tseven\n")
+    sets = {"sst2": {**params["sets"]["sst2"], "test": str(test)}}
+    with caplog.at_level("WARNING"):
+        source = read_source({**params, "sets": sets}, "sst2")
+    assert len(source.test_ids) == 12
+    assert f"{test}: 1 lines skipped: dev.tsv:14:" in caplog.text
 
 
 def test_tuning_seeds_read_held_out_training_queries_and_runs_the_test_file(params):

@@ -14,6 +14,7 @@ the demonstrations once per job.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -41,6 +42,7 @@ from reprolab.studies.overcorrection.text_trials import (
     text_trials,
 )
 
+log = logging.getLogger(__name__)
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
 
@@ -56,10 +58,16 @@ class TextSource:
 
 
 def read_source(params: Mapping[str, Any], set_name: str) -> TextSource:
-    """The set's files read, split and embedded (module docstring)."""
+    """The set's files read, split and embedded (module docstring); the lines a reader skipped
+    are logged with their file, line and reason (the job log keeps them)."""
     spec, text = params["sets"][set_name], params["text"]
     train = read_text_set(spec["format"], spec["train"])
     test = read_text_set(spec["format"], spec["test"])
+    for part, path in ((train, spec["train"]), (test, spec["test"])):
+        if part.skipped:
+            log.warning(
+                "%s: %d lines skipped: %s", path, len(part.skipped), "; ".join(part.skipped)
+            )
     demonstrations, tuning = split_demonstrations(train.examples, text["tuning_share"])
     table = build_table(demonstrations, [*tuning, *test.examples], train.label_words)
     retriever = Retriever.fit(table.texts[: table.demonstrations], text["embedding"])
