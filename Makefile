@@ -77,6 +77,7 @@ benchmark: install
 	python benchmarks/nicer_condensation.py
 	python benchmarks/hiccr_overhead.py
 	python benchmarks/nas_overhead.py
+	python benchmarks/ngpt_fp4_overhead.py
 
 clean:
 	git clean -fdX results data logs .snakemake  # produced files only: committed results stay

@@ -131,6 +131,7 @@ def test_inputs_are_the_files_the_loaders_open():
         "data/raw/agnews/test.csv",
         "data/raw/trec/train_5500.label",
         "data/raw/trec/TREC_10.label",
+        f"data/raw/fineweb_edu/sample/10BT/{MANIFEST}",
     } == paths
 
 

@@ -8,6 +8,7 @@ from reprolab.core.tuning import (
     check_equal_grids,
     grid_points,
     on_edge,
+    outcome_line,
     plot_tuning,
     read_tuning,
     selected,
@@ -57,6 +58,16 @@ def test_a_winner_on_a_numeric_edge_is_flagged_not_a_categorical_one():
     assert record["selected"]["lr"] == 0.1
     assert record["on_edge"] == ["lr"]
     assert on_edge({"flag": [True, False]}, {"flag": True}) == []
+
+
+def test_the_log_line_says_what_won_and_warns_on_an_edge():
+    inside = tune("m", {"lr": [0.01, 0.1, 1.0]}, peaked(0.1), SEEDS, "score", "max")
+    line = outcome_line(inside, 2.0)
+    assert line == (
+        f"m: 3 grid points x 2 seeds in 2.0 s; selected {{'lr': 0.1}} (score {inside['score']:.4f})"
+    )
+    edge = tune("m", {"lr": [0.01, 0.1]}, peaked(1.0), SEEDS, "score", "max")
+    assert outcome_line(edge, 1.0).endswith("; ON THE GRID'S EDGE: ['lr']")
 
 
 def test_a_curve_within_the_seeds_noise_is_flat_and_a_peaked_one_is_not():

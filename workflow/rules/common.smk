@@ -64,6 +64,7 @@ def register_study(
     report_inputs=None,
     provenance_values=None,
     tuning=(),
+    seeds=None,
 ):
     """Register a study's tail: `runs` are the files its summary reads (results/<id>/runs and
     any other job output); `captions` the Snakemake-report captions of its table, curves and
@@ -72,7 +73,8 @@ def register_study(
     summary and runs; `provenance_values` the params recorded in provenance.json (the
     study's section by default; add a preprocessing family's section when its data is read);
     `tuning` the records its `<id>_tune` rule writes (data/<id>/tuning/, reprolab.core.tuning),
-    summarized into metrics.json and drawn in the report.
+    summarized into metrics.json and drawn in the report; `seeds` the evaluation seeds its
+    runs use when they are not all of params `seeds` (a compute-bound study's first few).
     """
     STUDY_TAILS[study] = {
         "runs": list(runs),
@@ -83,6 +85,7 @@ def register_study(
         "provenance_values": (
             provenance_values if provenance_values is not None else section(study)
         ),
+        "seeds": list(SEEDS if seeds is None else seeds),
     }
 
 

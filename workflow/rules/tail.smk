@@ -48,7 +48,7 @@ for _study, _tail in STUDY_TAILS.items():
         params:
             study=_study,
             section=section(_study),
-            seeds=SEEDS,
+            seeds=_tail["seeds"],
             captions=_tail["captions"],
         script:
             "../scripts/summarize.py"
@@ -70,7 +70,7 @@ for _study, _tail in STUDY_TAILS.items():
             study=_study,
             values=_tail["provenance_values"],
             scale=SCALE,
-            seeds=SEEDS,
+            seeds=_tail["seeds"],
             threads=THREADS,
         script:
             "../scripts/provenance.py"
@@ -105,7 +105,7 @@ for _study, _tail in STUDY_TAILS.items():
         params:
             parameters={
                 "results_dir": f"results/{_study}",
-                "seeds": SEEDS,
+                "seeds": _tail["seeds"],
                 "scale": SCALE,
                 **_tail["report_params"],
             },

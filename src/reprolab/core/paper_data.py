@@ -643,6 +643,29 @@ def _overcorrection(values: Mapping[str, Any], config: Mapping[str, Any]) -> Ite
             yield _declare("overcorrection", name, path, source, str(Path(path).parent))
 
 
+CORPUS_SOURCES: dict[str, Source] = {
+    "10BT": Source(
+        "FineWeb-Edu, its 10B-token sample: Parquet shards with a `text` column (ODC-By 1.0)",
+        "On a machine with network access, download the shards of sample/10BT from "
+        "https://huggingface.co/datasets/HuggingFaceFW/fineweb-edu into {folder}, then write "
+        "the manifest:",
+        ("{manifest}",),
+    ),
+}
+"""ngpt_fp4's text folders (`ngpt_fp4.corpus.folder`, by the folder's name): read by its
+corpus job (reprolab.studies.ngpt_fp4.corpus.corpus_from_folder)."""
+
+
+def _ngpt_fp4(values: Mapping[str, Any], config: Mapping[str, Any]) -> Iterator[PaperInput]:
+    """A text folder's manifest, when the corpus is read from one (its corpus job's input)."""
+    corpus = values["corpus"]
+    if corpus["source"] != "folder":
+        return
+    folder = corpus["folder"]
+    source = _source(CORPUS_SOURCES, Path(folder).name, "ngpt_fp4.corpus.folder", "CORPUS_SOURCES")
+    yield _declare("ngpt_fp4", None, f"{folder}/{MANIFEST}", source, folder)
+
+
 TRPR_BACKBONE = "backbone"
 """The key of trpr's backbone checkpoint: read by its tuning and run jobs, not its data jobs."""
 
@@ -677,6 +700,7 @@ DECLARATIONS: dict[str, Declaration] = {
     "proofrank": _proofrank,
     "nas": _nas,
     "overcorrection": _overcorrection,
+    "ngpt_fp4": _ngpt_fp4,
 }
 """Per study or preprocessing family: its paper-scale inputs, from (its section at the active
 scale, the whole configuration). A study reading only generated or bundled data has none."""

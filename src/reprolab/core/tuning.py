@@ -147,6 +147,17 @@ def write_tuning(path: str | Path, record: Mapping[str, Any]) -> None:
     write_json(path, dict(record))
 
 
+def outcome_line(record: Mapping[str, Any], seconds: float) -> str:
+    """One line for a tuning job's log: what was tried, how long it took, what was selected,
+    and a loud warning when the winner sits on the grid's edge."""
+    points = len(record["trials"])
+    edge = f"; ON THE GRID'S EDGE: {record['on_edge']}" if record["on_edge"] else ""
+    return (
+        f"{record['method']}: {points} grid points x {len(record['tuning_seeds'])} seeds in "
+        f"{seconds:.1f} s; selected {record['selected']} (score {record['score']:.4f}){edge}"
+    )
+
+
 def read_tuning(path: str | Path) -> dict[str, Any]:
     """A tuning record written by `write_tuning`; a file of another format is an error that
     names it."""

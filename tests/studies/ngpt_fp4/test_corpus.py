@@ -11,16 +11,19 @@ import sys
 import numpy as np
 import pytest
 
+from reprolab.studies.ngpt_fp4 import corpus as corpus_module
 from reprolab.studies.ngpt_fp4.corpus import (
     STDLIB_MODULES,
     build_corpus,
     char_vocabulary,
+    corpus_from_folder,
     decode,
     encode,
     module_source,
     read_corpus,
     split_corpus,
     write_corpus,
+    write_study_corpus,
 )
 
 BUILD_SHA = (
@@ -146,3 +149,140 @@ def test_a_missing_header_fails_naming_the_file(tmp_path):
         ValueError, match=rf"{re.escape(str(path))}: no '# reprolab ngpt_fp4 corpus' header"
     ):
         read_corpus(path)
+
+
+FOLDER_TEXT = "Cafe one\n\ntwo\n\nthree\n\nfour\n\nfive\n\nsix  end\n\nNotes.\n\nSeven\nlines"
+"""What `corpus_from_folder` makes of the folder that `text_folder` writes."""
+
+
+def write_parquet(path, texts, row_group_size=None, **columns):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    table = pa.table({"id": list(range(len(texts))), "text": texts, **columns})
+    pq.write_table(table, path, row_group_size=row_group_size)
+    return path
+
+
+@pytest.fixture
+def text_folder(tmp_path):
+    """A FineWeb-Edu-like folder: two Parquet shards (the second of two row groups) in
+    sample/10BT, a text file beside that folder whose name sorts before it as a string, another
+    text file, and a file of another kind."""
+    import pyarrow.parquet as pq
+
+    root = tmp_path / "fineweb"
+    shards = root / "sample" / "10BT"
+    write_parquet(shards / "000_00000.parquet", ["Caf\u00e9 one", "  two\n", None, "", "three"])
+    second = write_parquet(
+        shards / "000_00001.parquet", ["four", "five", "six \u2014 end"], row_group_size=2
+    )
+    assert pq.ParquetFile(second).num_row_groups == 2
+    (root / "sample-notes.txt").write_text("Notes.\n", encoding="utf-8")
+    (root / "z.txt").write_bytes("\ufeff  Seven\r\nlines\n\n".encode())
+    (root / "README.md").write_text("Not part of the corpus.\n")
+    return root
+
+
+def test_a_folder_is_read_in_path_order_cleaned_and_joined_by_blank_lines(text_folder):
+    assert corpus_from_folder(text_folder, 10_000) == FOLDER_TEXT
+    assert corpus_from_folder(str(text_folder), len(FOLDER_TEXT)) == FOLDER_TEXT
+
+
+def test_the_folder_text_is_cut_at_exactly_max_chars(text_folder):
+    for n in range(1, len(FOLDER_TEXT) + 1):
+        assert corpus_from_folder(text_folder, n) == FOLDER_TEXT[:n]
+
+
+def test_the_folder_text_does_not_depend_on_batching_or_chunking(text_folder, monkeypatch):
+    shard = text_folder / "sample" / "10BT" / "000_00000.parquet"
+    write_parquet(shard, ["Caf\u00e9 one", "  two\n", None, "", "three"], row_group_size=1)
+    monkeypatch.setattr(corpus_module, "_TEXT_CHUNK_CHARS", 1)
+    first = corpus_from_folder(text_folder, 10_000)
+    assert first == FOLDER_TEXT
+    assert corpus_from_folder(text_folder, 10_000) == first  # and the same on every read
+
+
+def test_a_text_file_read_in_chunks_is_cleaned_as_a_whole(tmp_path, monkeypatch):
+    text = "\n \u00a0 Cafe\u0301 \r\n\r\n  na\u0308ive\u00a0 \r done \u2014 \n\n "
+    (tmp_path / "one.txt").write_text(text, encoding="utf-8", newline="")
+    whole = corpus_from_folder(tmp_path, 10_000)
+    assert whole == "Cafe \n\n  naive  \n done"
+    for chunk in (1, 2, 3, 5):
+        monkeypatch.setattr(corpus_module, "_TEXT_CHUNK_CHARS", chunk)
+        assert corpus_from_folder(tmp_path, 10_000) == whole
+
+
+def test_folder_errors_name_the_path_and_what_was_expected(tmp_path, text_folder):
+    with pytest.raises(ValueError, match="max_chars must be at least 1, got 0"):
+        corpus_from_folder(text_folder, 0)
+    missing = tmp_path / "missing"
+    with pytest.raises(ValueError, match=rf"{re.escape(str(missing))}: no such folder; expected"):
+        corpus_from_folder(missing, 100)
+    readme = text_folder / "README.md"
+    with pytest.raises(ValueError, match=rf"{re.escape(str(readme))}: not a folder; expected"):
+        corpus_from_folder(readme, 100)
+    empty = tmp_path / "empty"
+    (empty / "sub").mkdir(parents=True)
+    (empty / "sub" / "data.csv").write_text("text\nnot read\n")
+    with pytest.raises(ValueError, match=rf"{re.escape(str(empty))}: no .parquet or .txt files"):
+        corpus_from_folder(empty, 100)
+    blank = tmp_path / "blank"
+    write_parquet(blank / "a.parquet", ["", None, " \n "])
+    (blank / "b.txt").write_text("\u2014\n")
+    with pytest.raises(ValueError, match=rf"{re.escape(str(blank))}: .* hold no text"):
+        corpus_from_folder(blank, 100)
+
+
+def test_a_bad_parquet_file_is_named_with_the_reason(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    no_text = tmp_path / "no_text"
+    path = no_text / "a.parquet"
+    no_text.mkdir()
+    pq.write_table(pa.table({"id": [1], "content": ["hello"]}), path)
+    expected = rf"{re.escape(str(path))}: no 'text' column; its columns are \['id', 'content'\]"
+    with pytest.raises(ValueError, match=expected):
+        corpus_from_folder(no_text, 100)
+
+    numbers = tmp_path / "numbers"
+    path = write_parquet(numbers / "a.parquet", ["ignored"], text=[1])
+    with pytest.raises(ValueError, match=rf"{re.escape(str(path))}: the 'text' column holds int64"):
+        corpus_from_folder(numbers, 100)
+
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "a.txt").write_text("Read first.\n")
+    path = broken / "b.parquet"
+    path.write_bytes(b"PAR1 this is not a Parquet file")
+    with pytest.raises(
+        ValueError, match=rf"{re.escape(str(path))}: not a readable Parquet file \(.*magic bytes"
+    ) as raised:
+        corpus_from_folder(broken, 100)
+    assert isinstance(raised.value.__cause__, pa.ArrowException)
+    assert corpus_from_folder(broken, 5) == "Read "  # the cut comes before the broken file
+
+
+def test_a_text_file_that_is_not_utf8_is_named_with_the_reason(tmp_path):
+    path = tmp_path / "latin1.txt"
+    path.write_bytes("Caf\u00e9\n".encode("latin-1"))
+    with pytest.raises(
+        ValueError, match=rf"{re.escape(str(path))}: not valid UTF-8 \(.*b'\\xe9'\)"
+    ) as raised:
+        corpus_from_folder(tmp_path, 100)
+    assert isinstance(raised.value.__cause__, UnicodeDecodeError)
+
+
+def test_the_corpus_job_writes_the_source_params_name(tmp_path, text_folder, corpus):
+    stdlib = tmp_path / "stdlib.txt"
+    write_study_corpus({"source": "stdlib", "val_share": 0.05}, stdlib)
+    assert read_corpus(stdlib)[0] == corpus
+    folder = tmp_path / "folder.txt"
+    spec = {"source": "folder", "folder": str(text_folder), "max_chars": 12, "val_share": 0.05}
+    write_study_corpus(spec, folder)
+    assert read_corpus(folder)[0] == FOLDER_TEXT[:12]
+    with pytest.raises(ValueError, match="ngpt_fp4.corpus.source: 'web'"):
+        write_study_corpus({"source": "web"}, tmp_path / "web.txt")
+    assert not (tmp_path / "web.txt").exists()

@@ -8,7 +8,7 @@ import torch
 
 from reprolab.core.determinism import seed_everything
 from reprolab.studies.ngpt_fp4.models import CharLM, LMConfig, normalize_weights, rotary
-from reprolab.studies.ngpt_fp4.nvfp4 import RECIPES, NVFP4Linear
+from reprolab.studies.ngpt_fp4.nvfp4 import NVFP4Linear, recipe_named
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
@@ -29,7 +29,7 @@ def sphere_vectors(lm: CharLM) -> list[torch.Tensor]:
     norms = [lm.embedding.weight.norm(dim=1), lm.head.weight.norm(dim=1)]
     for block in lm.blocks:
         attention, mlp = block.attention, block.mlp
-        for reading in (attention.query, attention.key, attention.value, mlp.up):
+        for reading in (attention.qkv, mlp.up):
             norms.append(reading.weight.norm(dim=1))
         for writing in (attention.out, mlp.down):
             norms.append(writing.weight.norm(dim=0))
@@ -89,8 +89,8 @@ def test_the_recipe_reaches_every_block_linear_and_changes_the_output():
     lm = model(False)
     batch = tokens()
     full = lm(batch)
-    lm.set_recipe(RECIPES["nvfp4"])
+    lm.set_recipe(recipe_named("nvfp4", 16.0))
     linears = [m for m in lm.modules() if isinstance(m, NVFP4Linear)]
-    assert len(linears) == 2 * 6 and all(m.recipe == RECIPES["nvfp4"] for m in linears)
+    assert len(linears) == 2 * 4 and all(m.recipe == recipe_named("nvfp4", 16.0) for m in linears)
     quantised = lm(batch)
     assert not torch.equal(full, quantised) and torch.isfinite(quantised).all()

@@ -12,14 +12,16 @@ import torch
 from torch.nn import functional as F
 
 from reprolab.studies.ngpt_fp4.nvfp4 import (
-    RECIPES,
+    FrozenScales,
     NVFP4Linear,
     Recipe,
+    X,
     encode,
     hadamard_16,
     nvfp4_linear,
     quantize,
     random_signs,
+    recipe_named,
     rht,
     round_e2m1,
     sqnr_db,
@@ -138,7 +140,7 @@ def test_static_scale_excludes_the_tensor_scale():
     with pytest.raises(ValueError, match="not both"):
         quantize(torch.ones(16), 0, global_scale=1.0)
     with pytest.raises(ValueError, match="not both"):
-        Recipe(static_scales=(1.0, 1.0, 1.0))
+        Recipe(static_headroom=4.0)
     # A fixed global scale of 2⁻⁵ behaves as the tensor scale of a tensor with amax 84.
     x = torch.randn(64, generator=generator(4))
     x = x / x.abs().max() * 84.0
@@ -201,7 +203,7 @@ def gradients(recipe: Recipe, seed: int = 0) -> tuple[torch.Tensor, ...]:
     x, weight, bias = (t.requires_grad_() for t in linear_case())
     upstream = torch.randn(4, 8, 48, generator=generator(15))
     if recipe.enabled:
-        y = nvfp4_linear(x, weight, bias, recipe, generator(seed))
+        y = nvfp4_linear(x, weight, bias, recipe, generator(seed), FrozenScales())
     else:
         y = F.linear(x, weight, bias)
     y.backward(upstream)
@@ -211,7 +213,7 @@ def gradients(recipe: Recipe, seed: int = 0) -> tuple[torch.Tensor, ...]:
 def test_disabled_recipe_is_exactly_f_linear():
     x, weight, bias = (t.requires_grad_() for t in linear_case())
     upstream = torch.randn(4, 8, 48, generator=generator(15))
-    y = nvfp4_linear(x, weight, bias, RECIPES["fp32"], generator())
+    y = nvfp4_linear(x, weight, bias, recipe_named("fp32", 16.0), generator())
     y.backward(upstream)
     got = y.detach(), x.grad, weight.grad, bias.grad
     for ours, reference in zip(
@@ -226,8 +228,8 @@ def relative_error(a: torch.Tensor, b: torch.Tensor) -> float:
 
 @pytest.mark.parametrize("name", ["nvfp4", "nvfp4_rht_sr"])
 def test_quantised_linear_is_close_to_full_precision(name):
-    reference = gradients(RECIPES["fp32"])
-    quantised = gradients(RECIPES[name])
+    reference = gradients(recipe_named("fp32", 16.0))
+    quantised = gradients(recipe_named(name, 16.0))
     assert all(torch.isfinite(t).all() for t in quantised)
     assert relative_error(quantised[0], reference[0]) < 0.2
     assert relative_error(quantised[1], reference[1]) < 0.3
@@ -236,15 +238,46 @@ def test_quantised_linear_is_close_to_full_precision(name):
 
 
 def test_stochastic_recipe_is_deterministic_per_seed():
-    first, again = gradients(RECIPES["nvfp4_rht_sr"], 3), gradients(RECIPES["nvfp4_rht_sr"], 3)
-    other = gradients(RECIPES["nvfp4_rht_sr"], 4)
+    first, again = (
+        gradients(recipe_named("nvfp4_rht_sr", 16.0), 3),
+        gradients(recipe_named("nvfp4_rht_sr", 16.0), 3),
+    )
+    other = gradients(recipe_named("nvfp4_rht_sr", 16.0), 4)
     assert all(torch.equal(a, b) for a, b in zip(first, again, strict=True))
     assert not torch.equal(first[2], other[2])
 
 
 def test_static_recipe_runs():
-    y, dx, dw, db = gradients(RECIPES["nvfp4_static"])
+    y, dx, dw, db = gradients(recipe_named("nvfp4_static", 16.0))
     assert all(torch.isfinite(t).all() for t in (y, dx, dw, db))
+
+
+def test_static_scales_freeze_at_first_use_with_headroom():
+    recipe, frozen = recipe_named("nvfp4_static", 4.0), FrozenScales()
+    x = torch.randn(16, 64, generator=generator(17))
+    # The first tensor sets the scale of a tensor four times its amax: two binades to spare.
+    first = quantize(x, 1, **recipe.scaling(X, x, frozen))
+    assert frozen.scales[X] == pytest.approx(4.0 * x.abs().max().item() / (448 * 6))
+    assert sqnr_db(x, first) > 17.0
+    # A tensor grown 16x later saturates at the frozen range (4x the first amax)...
+    grown = quantize(16 * x, 1, **recipe.scaling(X, 16 * x, frozen))
+    assert grown.abs().max().item() == pytest.approx(4 * x.abs().max().item(), rel=0.1)
+    # ...and one shrunk a millionfold flushes to zero, where the per-tensor scale keeps it.
+    tiny = 1e-6 * x
+    assert torch.all(quantize(tiny, 1, **recipe.scaling(X, tiny, frozen)) == 0)
+    assert sqnr_db(tiny, quantize(tiny, 1)) > 17.0
+    with pytest.raises(ValueError, match="FrozenScales"):
+        recipe.scaling(X, x)
+    with pytest.raises(ValueError, match="at least 1"):
+        Recipe(tensor_scale=False, static_headroom=0.5)
+
+
+def test_setting_a_recipe_forgets_frozen_scales():
+    layer = NVFP4Linear(64, 48, recipe=recipe_named("nvfp4_static", 16.0))
+    layer(torch.randn(16, 64, generator=generator(18)))
+    assert layer.frozen_scales.scales[X] is not None
+    layer.recipe = recipe_named("nvfp4_static", 16.0)
+    assert layer.frozen_scales.scales == [None, None, None]
 
 
 @pytest.mark.parametrize(
@@ -258,22 +291,22 @@ def test_static_recipe_runs():
 def test_sizes_must_be_multiples_of_16(shape, weight_shape, message):
     x, weight = torch.randn(shape), torch.randn(weight_shape)
     with pytest.raises(ValueError, match=re.escape(message)):
-        nvfp4_linear(x, weight, None, RECIPES["nvfp4"], generator())
+        nvfp4_linear(x, weight, None, recipe_named("nvfp4", 16.0), generator())
 
 
 def test_module_holds_recipe_and_generator():
     layer = NVFP4Linear(64, 48, seed=1)
     x = torch.randn(2, 16, 64, generator=generator(16))
     assert torch.equal(layer(x), F.linear(x, layer.weight, layer.bias))
-    layer.recipe = RECIPES["nvfp4"]
+    layer.recipe = recipe_named("nvfp4", 16.0)
     y = layer(x)
     assert y.shape == (2, 16, 48)
-    direct = nvfp4_linear(x, layer.weight, layer.bias, RECIPES["nvfp4"], generator())
+    direct = nvfp4_linear(x, layer.weight, layer.bias, recipe_named("nvfp4", 16.0), generator())
     assert torch.equal(y, direct)
     # The layer's own seeded generator drives stochastic rounding: equal seeds, equal gradients.
-    twin = NVFP4Linear(64, 48, seed=1, recipe=RECIPES["nvfp4_rht_sr"])
+    twin = NVFP4Linear(64, 48, seed=1, recipe=recipe_named("nvfp4_rht_sr", 16.0))
     twin.load_state_dict(layer.state_dict())
-    layer.recipe = RECIPES["nvfp4_rht_sr"]
+    layer.recipe = recipe_named("nvfp4_rht_sr", 16.0)
     for module in (layer, twin):
         module(x).square().sum().backward()
     assert torch.equal(layer.weight.grad, twin.weight.grad)

@@ -8,7 +8,7 @@ import torch
 from reprolab.core.determinism import seed_everything
 from reprolab.models.training import warmup_cosine
 from reprolab.studies.ngpt_fp4.models import CharLM, LMConfig
-from reprolab.studies.ngpt_fp4.nvfp4 import RECIPES
+from reprolab.studies.ngpt_fp4.nvfp4 import recipe_named
 from reprolab.studies.ngpt_fp4.training import Schedule, spikes, train, windows
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
@@ -21,7 +21,7 @@ def run(normalized: bool, recipe: str = "fp32"):
     model = CharLM(
         LMConfig(vocab=7, hidden=32, layers=1, heads=2, context=16, normalized=normalized)
     )
-    model.set_recipe(RECIPES[recipe])
+    model.set_recipe(recipe_named(recipe, 16.0))
     return model, train(model, STREAM, STREAM, SCHEDULE, seed=3, val_batches=2)
 
 
@@ -53,8 +53,7 @@ def test_a_run_learns_records_itself_and_repeats(normalized: bool):
     assert set(record.max_gradients) == {
         name
         for name, _ in model.named_modules()
-        if name.startswith("blocks.")
-        and name.rsplit(".", 1)[-1] in ("query", "key", "value", "out", "up", "down")
+        if name.startswith("blocks.") and name.rsplit(".", 1)[-1] in ("qkv", "out", "up", "down")
     }
     assert all(value > 0 for value in record.max_gradients.values())
     assert run(normalized, "nvfp4")[1] == record

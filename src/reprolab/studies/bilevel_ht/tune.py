@@ -30,7 +30,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from reprolab.core.determinism import derive_seed
-from reprolab.core.tuning import grid_points, tune, write_tuning
+from reprolab.core.tuning import grid_points, outcome_line, tune, write_tuning
 from reprolab.studies.bilevel_ht.data import node_split
 from reprolab.studies.bilevel_ht.graphs import gossip_matrix
 from reprolab.studies.bilevel_ht.jobs import STUDY, check_params, noise_settings
@@ -144,14 +144,5 @@ def tune_method(
         for seed in seeds
     ]
     write_tuning(out_path, record)
-    LOG.info(
-        "%s: %d grid points x %d seeds in %.1f s; selected %s (score %.4f)%s",
-        method,
-        len(points),
-        len(seeds),
-        time.perf_counter() - start,
-        record["selected"],
-        record["score"],
-        f"; ON THE GRID'S EDGE: {record['on_edge']}" if record["on_edge"] else "",
-    )
+    LOG.info(outcome_line(record, time.perf_counter() - start))
     return record

@@ -13,6 +13,13 @@ releases, so the workflow builds it once, writes it with `write_corpus` (whose h
 the Python version it came from and the sha256 of the body) and DVC versions that file; every
 later step reads it with `read_corpus` rather than building it again.
 
+At paper scale the study trains on a real corpus instead, one the user puts in a folder:
+FineWeb-Edu as the Hugging Face hub releases it (Parquet files with a `text` column, such as
+`sample/10BT/000_00000.parquet`) or plain `.txt` files. `corpus_from_folder` reads the first
+`max_chars` characters of such a folder, cleaned to printable ASCII as the docstrings are, and
+the result is written with `write_corpus` and read back with `read_corpus` like the smoke
+corpus.
+
 `char_vocabulary`, `encode` and `decode` turn the text into byte-sized token ids and back, and
 `split_corpus` holds out the contiguous tail of the token stream for validation.
 """
@@ -21,16 +28,21 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import logging
 import re
 import sys
 import sysconfig
 import unicodedata
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from reprolab.core.io import atomic_path
+
+LOG = logging.getLogger(__name__)
 
 STDLIB_MODULES: tuple[str, ...] = (
     "abc",
@@ -123,6 +135,13 @@ HEADER = re.compile(r"# reprolab ngpt_fp4 corpus; python (\d+\.\d+\.\d+); sha256
 """The first line of a corpus file; the rest of the file is the body, UTF-8 encoded."""
 
 
+FOLDER_SUFFIXES: tuple[str, ...] = (".parquet", ".txt")
+"""The kinds of file `corpus_from_folder` reads: Parquet with a `text` column, UTF-8 text."""
+
+_TEXT_CHUNK_CHARS = 1 << 22
+"""How many characters `corpus_from_folder` reads from a `.txt` file at a time."""
+
+
 @dataclass(frozen=True, eq=False)
 class CorpusSplit:
     """The token stream cut in two: `train` is the head and `val` the contiguous tail."""
@@ -188,6 +207,127 @@ def build_corpus(modules: tuple[str, ...] = STDLIB_MODULES, root: Path | None = 
             if text:
                 taken.setdefault(text)
     return "\n\n".join(taken) + "\n"
+
+
+def _folder_files(root: Path) -> list[Path]:
+    """The `.parquet` and `.txt` files under `root` and its subfolders, sorted by their path
+    relative to `root` taken as a tuple of names (so a folder's files stay together whatever
+    characters the names hold). The suffix must be lowercase."""
+    files = (p for p in root.rglob("*") if p.suffix in FOLDER_SUFFIXES and p.is_file())
+    return sorted(files, key=lambda p: p.relative_to(root).parts)
+
+
+def _parquet_documents(path: Path) -> Iterator[list[str]]:
+    """The cleaned, stripped rows of the `text` column of the Parquet file at `path`, each as
+    a one-piece document; empty and null rows are skipped.
+
+    The file is read one record batch at a time (`iter_batches`, at most a row group each), so
+    a large shard is never loaded whole. Raises ValueError naming the file when it has no
+    string column named `text` (naming the columns it has) or pyarrow cannot read it.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        with pq.ParquetFile(path) as parquet:
+            schema = parquet.schema_arrow
+            if "text" not in schema.names:
+                raise ValueError(f"{path}: no 'text' column; its columns are {schema.names}")
+            kind = schema.field("text").type
+            if not (
+                pa.types.is_string(kind)
+                or pa.types.is_large_string(kind)
+                or pa.types.is_string_view(kind)
+            ):
+                raise ValueError(f"{path}: the 'text' column holds {kind}, not strings")
+            for batch in parquet.iter_batches(columns=["text"]):
+                for row in batch.column(0).to_pylist():
+                    text = _printable_ascii(row or "").strip()
+                    if text:
+                        yield [text]
+    except (pa.ArrowException, OSError) as exc:
+        raise ValueError(f"{path}: not a readable Parquet file ({exc})") from exc
+
+
+def _text_pieces(path: Path) -> Iterator[str]:
+    """The UTF-8 text file at `path`, cleaned and stripped as one document, in non-empty pieces
+    of about `_TEXT_CHUNK_CHARS` characters, so a large file is never loaded whole.
+
+    Cleaning piece by piece gives the same text as cleaning the whole file: NFKD decomposes
+    each character on its own and only reorders combining marks, which are dropped. Line ends
+    are read as Python's text mode reads them (CRLF and a lone CR become a newline). Raises
+    ValueError naming the file when it is not valid UTF-8 (up to the point the corpus reads).
+    """
+    pending = ""  # cleaned whitespace held back until more text follows it
+    started = False
+    try:
+        with path.open(encoding="utf-8") as stream:
+            while chunk := stream.read(_TEXT_CHUNK_CHARS):
+                piece = _printable_ascii(chunk)
+                if not started:
+                    piece = piece.lstrip()
+                    started = bool(piece)
+                body = piece.rstrip()
+                if body:
+                    yield pending + body
+                    pending = piece[len(body) :]
+                else:
+                    pending += piece
+    except UnicodeDecodeError as exc:
+        bad = exc.object[exc.start : exc.end]
+        raise ValueError(f"{path}: not valid UTF-8 ({exc.reason}: {bad!r})") from exc
+
+
+def _folder_documents(files: list[Path]) -> Iterator[Iterable[str]]:
+    """The documents of `files` in order, each an iterable of text pieces: a Parquet file's
+    non-empty rows, then a text file as one document."""
+    for path in files:
+        if path.suffix == ".parquet":
+            yield from _parquet_documents(path)
+        else:
+            yield _text_pieces(path)
+
+
+def corpus_from_folder(folder: str | Path, max_chars: int) -> str:
+    """The first `max_chars` characters of the documents in `folder`: the paper-scale corpus.
+
+    Reads every `.parquet` file (each non-empty row of its `text` column is a document, as in
+    FineWeb-Edu's shards) and every `.txt` file (UTF-8, one document each) in `folder` and its
+    subfolders, in sorted relative-path order. Each document is decomposed by NFKD, stripped of
+    all but printable ASCII and newlines, as `build_corpus` does, and of surrounding
+    whitespace; empty ones are skipped, and unlike `build_corpus` repeats are kept (a real
+    corpus is too large to hold every document seen). Documents are separated by a blank line.
+    Reading stops once `max_chars` characters are collected and the text is cut at exactly
+    `max_chars`, so it is the same for the same files however they are batched; it is shorter
+    only when the folder holds less. Files after the cut are not opened. Write the result
+    with `write_corpus`.
+
+    Raises ValueError when `max_chars` < 1; when `folder` is not a folder or holds no
+    `.parquet` or `.txt` file; when they hold no text; and naming the file when a Parquet file
+    has no `text` column of strings or cannot be read as Parquet, or a text file is not UTF-8.
+    """
+    if max_chars < 1:
+        raise ValueError(f"max_chars must be at least 1, got {max_chars}")
+    root = Path(folder)
+    if not root.is_dir():
+        reason = "not a folder" if root.exists() else "no such folder"
+        raise ValueError(f"{root}: {reason}; expected a folder of .parquet or .txt files")
+    files = _folder_files(root)
+    if not files:
+        raise ValueError(f"{root}: no .parquet or .txt files in it or its subfolders")
+    parts: list[str] = []
+    size = 0
+    for document in _folder_documents(files):
+        separator = "\n\n" if size else ""
+        for piece in document:
+            parts.append((separator + piece)[: max_chars - size])
+            separator = ""
+            size += len(parts[-1])
+            if size == max_chars:
+                return "".join(parts)
+    if not size:
+        raise ValueError(f"{root}: its .parquet and .txt files hold no text")
+    return "".join(parts)
 
 
 def char_vocabulary(text: str) -> str:
@@ -262,3 +402,18 @@ def read_corpus(path: str | Path) -> tuple[str, str]:
     if actual != recorded:
         raise ValueError(f"{path}: body has sha256 {actual}, the header records {recorded}")
     return body.decode("utf-8"), version
+
+
+def write_study_corpus(spec: dict[str, Any], path: str | Path) -> None:
+    """Write the corpus params `corpus` names to `path`: `source` "stdlib" builds the docstring
+    corpus, "folder" reads the first `max_chars` characters of the text folder `folder`."""
+    if spec["source"] == "stdlib":
+        text = build_corpus()
+    elif spec["source"] == "folder":
+        text = corpus_from_folder(spec["folder"], spec["max_chars"])
+    else:
+        raise ValueError(
+            f"ngpt_fp4.corpus.source: {spec['source']!r}; expected 'stdlib' or 'folder'"
+        )
+    write_corpus(path, text)
+    LOG.info("%s: %d characters, %d distinct", path, len(text), len(set(text)))

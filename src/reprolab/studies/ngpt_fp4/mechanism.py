@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import torch
 
 from reprolab.studies.ngpt_fp4.models import CharLM
-from reprolab.studies.ngpt_fp4.nvfp4 import NVFP4Linear, Recipe, W, X, quantize
+from reprolab.studies.ngpt_fp4.nvfp4 import FrozenScales, NVFP4Linear, Recipe, W, X, quantize
 
 
 @dataclass(frozen=True)
@@ -61,8 +61,10 @@ def dot_stats(
 def quantised_operands(
     inputs: torch.Tensor, weight: torch.Tensor, recipe: Recipe
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """A forward GEMM's two operands as it quantises them under `recipe` (blocks along d)."""
-    return quantize(inputs, 1, **recipe.scaling(X)), quantize(weight, 1, **recipe.scaling(W))
+    """A forward GEMM's two operands as it quantises them under `recipe` (blocks along d; a
+    static recipe's scales as if frozen on these operands)."""
+    x_q = quantize(inputs, 1, **recipe.scaling(X, inputs, FrozenScales()))
+    return x_q, quantize(weight, 1, **recipe.scaling(W, weight, FrozenScales()))
 
 
 @torch.no_grad()

@@ -94,23 +94,24 @@ def rotary(x: torch.Tensor) -> torch.Tensor:
     """Rotary position embedding of (B, heads, T, h) queries or keys: each pair of coordinates
     (i, i + h/2) rotated by position · 10000^(−2i/h)."""
     width, length = x.shape[-1], x.shape[-2]
-    frequencies = 10000.0 ** (-torch.arange(0, width, 2, dtype=torch.float32) / width)
-    angles = torch.arange(length, dtype=torch.float32)[:, None] * frequencies[None]
+    steps = torch.arange(0, width, 2, dtype=torch.float32, device=x.device)
+    frequencies = 10000.0 ** (-steps / width)
+    angles = torch.arange(length, dtype=torch.float32, device=x.device)[:, None] * frequencies[None]
     cos, sin = angles.cos(), angles.sin()
     first, second = x[..., : width // 2], x[..., width // 2 :]
     return torch.cat([first * cos - second * sin, first * sin + second * cos], dim=-1)
 
 
 class Attention(nn.Module):
-    """Causal self-attention with q, k, v and output projections as NVFP4 linears."""
+    """Causal self-attention; the q, k, v projections (one fused linear, as GPT-2's c_attn)
+    and the output projection are NVFP4 linears."""
 
     def __init__(self, config: LMConfig, seed: int) -> None:
         super().__init__()
         d = config.hidden
         self.config = config
-        self.query, self.key, self.value, self.out = (
-            NVFP4Linear(d, d, bias=False, seed=seed + index) for index in range(4)
-        )
+        self.qkv = NVFP4Linear(d, 3 * d, bias=False, seed=seed)
+        self.out = NVFP4Linear(d, d, bias=False, seed=seed + 1)
         if config.normalized:
             self.s_qk = ScaledParameter(d, 1.0, config.base_scale)
 
@@ -121,7 +122,7 @@ class Attention(nn.Module):
         def split(states: torch.Tensor) -> torch.Tensor:
             return states.view(batch, length, heads, width).transpose(1, 2)
 
-        q, k, v = split(self.query(x)), split(self.key(x)), split(self.value(x))
+        q, k, v = (split(states) for states in self.qkv(x).chunk(3, dim=-1))
         q, k = rotary(q), rotary(k)
         if self.config.normalized:
             s_qk = self.s_qk().view(1, heads, 1, width)
@@ -160,7 +161,7 @@ class Block(nn.Module):
         super().__init__()
         self.config = config
         self.attention = Attention(config, seed)
-        self.mlp = SwiGLU(config, seed + 4)
+        self.mlp = SwiGLU(config, seed + 2)
         if config.normalized:
             self.alpha_attention = ScaledParameter(config.hidden, ALPHA_INIT, config.base_scale)
             self.alpha_mlp = ScaledParameter(config.hidden, ALPHA_INIT, config.base_scale)
@@ -184,7 +185,7 @@ class CharLM(nn.Module):
         self.config = config
         self.embedding = nn.Embedding(config.vocab, config.hidden)
         self.blocks = nn.ModuleList(
-            Block(config, seed + 8 * layer) for layer in range(config.layers)
+            Block(config, seed + 4 * layer) for layer in range(config.layers)
         )
         self.head = nn.Linear(config.hidden, config.vocab, bias=False)
         if config.normalized:
@@ -231,7 +232,7 @@ def normalize_weights(model: CharLM) -> None:
     model.head.weight.copy_(unit(model.head.weight, dim=1))
     for block in model.blocks:
         attention, mlp = block.attention, block.mlp
-        for reading in (attention.query, attention.key, attention.value, mlp.up):
+        for reading in (attention.qkv, mlp.up):
             reading.weight.copy_(unit(reading.weight, dim=1))
         for writing in (attention.out, mlp.down):
             writing.weight.copy_(unit(writing.weight, dim=0))

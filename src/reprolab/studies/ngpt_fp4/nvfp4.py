@@ -36,10 +36,40 @@ BLOCK = 16
 X, W, DY = 0, 1, 2
 
 
+EXPONENT_BITS = 0x7F800000
+"""The exponent field of a float32's bits: masking a value's bits with it keeps 2^⌊log2 |x|⌋."""
+
+
 def _e2m1_step(magnitude: torch.Tensor) -> torch.Tensor:
-    """The spacing of the E2M1 grid {0, 0.5, 1, 1.5, 2, 3, 4, 6} at each magnitude in [0, 6]:
-    0.5 below 2, 1 below 4, 2 from 4 on."""
-    return torch.where(magnitude < 2, 0.5, torch.where(magnitude < 4, 1.0, 2.0))
+    """The spacing of the E2M1 grid {0, 0.5, 1, 1.5, 2, 3, 4, 6} at each float32 magnitude in
+    [0, 6]: 0.5 below 2, 1 below 4, 2 from 4 on.
+
+    Within a binade [2^e, 2^(e+1)) E2M1 has one mantissa bit, so the spacing is 2^e / 2: read off
+    the float32 exponent bits, then clamped to [0.5, 2] (below 1 the spacing stays that of the
+    subnormal 0.5). One bit mask instead of nested comparisons: quantisation is the training
+    step's hot loop.
+    """
+    power = (magnitude.view(torch.int32) & EXPONENT_BITS).view(torch.float32)
+    return power.mul_(0.5).clamp_(0.5, 2.0)
+
+
+def _round_magnitude_(magnitude: torch.Tensor) -> torch.Tensor:
+    """Round float32 magnitudes (≥ 0) to the E2M1 grid in place, nearest with ties to even,
+    saturating at 6 (`round_e2m1`)."""
+    magnitude.clamp_(max=E2M1_MAX)
+    step = _e2m1_step(magnitude)
+    return magnitude.div_(step).round_().mul_(step)
+
+
+def _stochastic_magnitude_(magnitude: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    """Round float32 magnitudes (≥ 0) to an E2M1 neighbour in place, up with probability equal
+    to the distance from the lower one in units of the spacing (`stochastic_e2m1`)."""
+    magnitude.clamp_(max=E2M1_MAX)
+    step = _e2m1_step(magnitude)
+    units = magnitude.div_(step)
+    lower = units.floor()
+    draws = torch.rand(units.shape, generator=generator, device=units.device)
+    return lower.add_(draws < units.sub_(lower)).mul_(step)
 
 
 def round_e2m1(x: torch.Tensor) -> torch.Tensor:
@@ -49,11 +79,11 @@ def round_e2m1(x: torch.Tensor) -> torch.Tensor:
     3.5→4, 5→4), as IEEE round-half-to-even does; magnitudes beyond 6 saturate to ±6 instead of
     overflowing, since E2M1 has no infinity. Within each binade the grid is evenly spaced and
     its even-mantissa points are the even multiples of the spacing, so torch.round (half to
-    even) of the magnitude in units of the spacing is exactly that rounding.
+    even) of the magnitude in units of the spacing is exactly that rounding. Computed in
+    float32, returned in x's dtype.
     """
-    magnitude = x.abs().clamp(max=E2M1_MAX)
-    step = _e2m1_step(magnitude)
-    return torch.copysign(torch.round(magnitude / step) * step, x)
+    magnitude = x.abs().to(torch.float32)
+    return _round_magnitude_(magnitude).copysign_(x).to(x.dtype)
 
 
 def stochastic_e2m1(x: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
@@ -63,12 +93,8 @@ def stochastic_e2m1(x: torch.Tensor, generator: torch.Generator) -> torch.Tensor
     expected result is x; magnitudes beyond 6 saturate to ±6. The uniform draws come from
     `generator` (on x's device), so a seeded generator makes the rounding reproducible.
     """
-    magnitude = x.abs().clamp(max=E2M1_MAX)
-    step = _e2m1_step(magnitude)
-    lo = torch.floor(magnitude / step) * step
-    up = (magnitude - lo) / step
-    draws = torch.rand(x.shape, generator=generator, device=x.device, dtype=x.dtype)
-    return torch.copysign(torch.where(draws < up, lo + step, lo), x)
+    magnitude = x.abs().to(torch.float32)
+    return _stochastic_magnitude_(magnitude, generator).copysign_(x).to(x.dtype)
 
 
 def to_e4m3(x: torch.Tensor) -> torch.Tensor:
@@ -93,19 +119,24 @@ class Encoded(NamedTuple):
 
 
 def _blocks(x: torch.Tensor, axis: int, block: int) -> torch.Tensor:
-    """x with `axis` moved last and split into blocks: (..., size / block, block)."""
+    """x viewed as (before, size / block, block, after): the blocks along `axis` on dimension 2,
+    everything before and after the axis flattened, so no element moves in memory."""
+    axis %= x.dim()
     if x.shape[axis] % block:
         raise ValueError(
             f"NVFP4 blocks of {block} along axis {axis} need that axis's size to be a multiple "
             f"of {block}; the tensor has shape {tuple(x.shape)}"
         )
-    moved = x.movedim(axis, -1)
-    return moved.reshape(*moved.shape[:-1], -1, block)
+    before, after = math.prod(x.shape[:axis]), math.prod(x.shape[axis + 1 :])
+    return x.reshape(before, x.shape[axis] // block, block, after)
 
 
-def _unblocks(blocks: torch.Tensor, axis: int) -> torch.Tensor:
-    """The inverse of `_blocks`: merge the last two axes and move the result back to `axis`."""
-    return blocks.flatten(-2).movedim(-1, axis)
+def _in_shape_of(blocked: torch.Tensor, x: torch.Tensor, axis: int) -> torch.Tensor:
+    """A `_blocks` layout (elements, or per-block values with a block dimension of 1) back in
+    x's shape, the axis shortened for per-block values."""
+    shape = list(x.shape)
+    shape[axis] = blocked.shape[1] * blocked.shape[2]
+    return blocked.reshape(shape)
 
 
 def _encode_blocks(
@@ -115,25 +146,30 @@ def _encode_blocks(
     stochastic: bool,
     generator: torch.Generator | None,
 ) -> Encoded:
-    """Encode blocked values (..., n, block); the parts come back in the blocked layout."""
+    """Encode a `_blocks` layout; the parts come back in that layout (block scales with a
+    block dimension of 1). Works on float32 copies of the values, in place."""
     if tensor_scale and global_scale is not None:
         raise ValueError("pass either tensor_scale=True or a fixed global_scale, not both")
     if stochastic and generator is None:
         raise ValueError("stochastic rounding needs a torch.Generator")
+    magnitude = blocks.abs().to(torch.float32)
+    block_amax = magnitude.amax(dim=2, keepdim=True)
     if global_scale is not None:
         scale = torch.tensor(global_scale, dtype=torch.float32, device=blocks.device)
     elif tensor_scale:
-        amax = blocks.abs().amax().to(torch.float32)
+        amax = block_amax.amax()
         # An all-zero tensor keeps the scale 1: its blocks all get scale 0 and encode as zeros.
         scale = torch.where(amax > 0, amax / (E4M3_MAX * E2M1_MAX), 1.0)
     else:
         scale = torch.ones((), dtype=torch.float32, device=blocks.device)
-    block_amax = blocks.abs().amax(dim=-1, keepdim=True).to(torch.float32)
     block_scales = to_e4m3(block_amax / (E2M1_MAX * scale))
     decode = block_scales * scale
-    scaled = blocks / torch.where(decode > 0, decode, 1.0).to(blocks.dtype)
-    elements = stochastic_e2m1(scaled, generator) if stochastic else round_e2m1(scaled)
-    return Encoded(elements, block_scales, scale)
+    magnitude.div_(torch.where(decode > 0, decode, 1.0))
+    if stochastic:
+        elements = _stochastic_magnitude_(magnitude, generator)
+    else:
+        elements = _round_magnitude_(magnitude)
+    return Encoded(elements.copysign_(blocks), block_scales, scale)
 
 
 def encode(
@@ -150,11 +186,12 @@ def encode(
 
     Takes the same arguments and makes the same choices as `quantize`, which decodes the parts.
     """
-    blocks = _blocks(x, axis, block)
-    parts = _encode_blocks(blocks, tensor_scale, global_scale, stochastic, generator)
+    parts = _encode_blocks(
+        _blocks(x, axis, block), tensor_scale, global_scale, stochastic, generator
+    )
     return Encoded(
-        _unblocks(parts.elements, axis),
-        parts.block_scales.squeeze(-1).movedim(-1, axis),
+        _in_shape_of(parts.elements, x, axis).to(x.dtype),
+        _in_shape_of(parts.block_scales, x, axis),
         parts.global_scale,
     )
 
@@ -178,12 +215,13 @@ def quantize(
     Each block's scale is the E4M3 rounding of amax(block)/(6·global scale); its elements are the
     E2M1 rounding of x/(block scale · global scale) (nearest-even, or stochastic with `generator`
     when `stochastic`), and 0 in blocks whose scale rounded to 0. Returns the decoded values
-    elements · block scale · global scale, in x's shape.
+    elements · block scale · global scale, in x's shape and dtype.
     """
-    blocks = _blocks(x, axis, block)
-    parts = _encode_blocks(blocks, tensor_scale, global_scale, stochastic, generator)
-    decoded = (parts.elements * parts.block_scales) * parts.global_scale
-    return _unblocks(decoded.to(x.dtype), axis)
+    parts = _encode_blocks(
+        _blocks(x, axis, block), tensor_scale, global_scale, stochastic, generator
+    )
+    decoded = parts.elements.mul_(parts.block_scales).mul_(parts.global_scale)
+    return _in_shape_of(decoded, x, axis).to(x.dtype)
 
 
 def random_signs(generator: torch.Generator) -> torch.Tensor:
@@ -214,7 +252,7 @@ def rht(x: torch.Tensor, axis: int, matrix: torch.Tensor) -> torch.Tensor:
     restores x. The matrix is cast to x's dtype and device.
     """
     blocks = _blocks(x, axis, matrix.shape[0])
-    return _unblocks(blocks @ matrix.to(device=x.device, dtype=x.dtype).T, axis)
+    return (matrix.to(device=x.device, dtype=x.dtype) @ blocks).reshape(x.shape)
 
 
 @dataclass(frozen=True)
@@ -222,47 +260,74 @@ class Recipe:
     """How `nvfp4_linear` quantises the three GEMMs of a linear layer.
 
     `enabled` False computes in full precision (no quantisation at all). `tensor_scale` uses the
-    per-tensor amax scale; `static_scales` instead fixes the global scales of x, W and dY (in
-    that order, the static ablation; excludes `tensor_scale`). `hadamard` applies a random
-    Hadamard transform to both Wgrad operands along the token axis; `stochastic` rounds the output
-    gradient dY stochastically in both backward GEMMs (x and W always round to nearest).
+    per-tensor amax scale at every call. `static_headroom` instead freezes each operand's global
+    scale at its first use (the static ablation; excludes `tensor_scale`): the tensor scale of
+    a tensor `static_headroom` times the first one's amax, so later values may grow that much
+    before they saturate, and values that shrink lose precision and in the end flush to zero.
+    `hadamard` applies a random Hadamard transform to both Wgrad operands along the token axis;
+    `stochastic` rounds the output gradient dY stochastically in both backward GEMMs (x and W
+    always round to nearest).
     """
 
     enabled: bool = True
     tensor_scale: bool = True
     hadamard: bool = False
     stochastic: bool = False
-    static_scales: tuple[float, float, float] | None = None
+    static_headroom: float | None = None
 
     def __post_init__(self) -> None:
-        if self.tensor_scale and self.static_scales is not None:
-            raise ValueError("a Recipe takes tensor_scale or static_scales, not both")
+        if self.tensor_scale and self.static_headroom is not None:
+            raise ValueError("a Recipe takes tensor_scale or static_headroom, not both")
+        if self.static_headroom is not None and self.static_headroom < 1:
+            raise ValueError(f"static_headroom must be at least 1, got {self.static_headroom}")
 
-    def scaling(self, operand: int) -> dict[str, bool | float | None]:
-        """The global-scale arguments of `quantize` for operand `X`, `W` or `DY`."""
-        fixed = None if self.static_scales is None else self.static_scales[operand]
-        return {"tensor_scale": self.tensor_scale, "global_scale": fixed}
+    def scaling(
+        self, operand: int, tensor: torch.Tensor, frozen: FrozenScales | None = None
+    ) -> dict[str, bool | float | None]:
+        """The global-scale arguments of `quantize` for operand `X`, `W` or `DY` (`tensor`):
+        the per-tensor scale, or under `static_headroom` the operand's scale in `frozen`,
+        frozen now if this is its first use."""
+        if self.static_headroom is None:
+            return {"tensor_scale": self.tensor_scale, "global_scale": None}
+        if frozen is None:
+            raise ValueError("a static recipe needs the layer's FrozenScales")
+        return {"tensor_scale": False, "global_scale": frozen.scale(operand, tensor, self)}
+
+
+class FrozenScales:
+    """One layer's static global scales of x, W and dY, each set at its first use."""
+
+    def __init__(self) -> None:
+        self.scales: list[float | None] = [None, None, None]
+
+    def scale(self, operand: int, tensor: torch.Tensor, recipe: Recipe) -> float:
+        """The frozen scale of `operand`; at its first use the tensor scale of `tensor` times
+        the recipe's headroom (1 for an all-zero tensor)."""
+        if self.scales[operand] is None:
+            amax = float(tensor.detach().abs().amax())
+            headroom = recipe.static_headroom or 1.0
+            self.scales[operand] = amax * headroom / (E4M3_MAX * E2M1_MAX) if amax > 0 else 1.0
+        return self.scales[operand]
 
 
 FP32 = Recipe(enabled=False, tensor_scale=False)
 NVFP4 = Recipe()
 NVFP4_RHT_SR = Recipe(hadamard=True, stochastic=True)
-# Static global scales that assume |x| ≤ 1 and |W| ≤ 1 (nGPT's unit-norm rows bound both) and
-# |dY| ≤ 2⁻¹⁰; values beyond a bound saturate, values far below it lose precision or flush to 0.
-NVFP4_STATIC = Recipe(
-    tensor_scale=False,
-    static_scales=(
-        1.0 / (E4M3_MAX * E2M1_MAX),
-        1.0 / (E4M3_MAX * E2M1_MAX),
-        2.0**-10 / (E4M3_MAX * E2M1_MAX),
-    ),
-)
-RECIPES: dict[str, Recipe] = {
-    "fp32": FP32,
-    "nvfp4": NVFP4,
-    "nvfp4_rht_sr": NVFP4_RHT_SR,
-    "nvfp4_static": NVFP4_STATIC,
-}
+
+
+def recipe_named(name: str, static_headroom: float) -> Recipe:
+    """The recipe of a table row: "fp32", "nvfp4" (plain: per-tensor scale, round to nearest,
+    no Hadamard), "nvfp4_rht_sr" (plus the Hadamard transform on Wgrad and stochastic rounding
+    of gradients) or "nvfp4_static" (scales frozen at the first step with `static_headroom`)."""
+    recipes = {
+        "fp32": FP32,
+        "nvfp4": NVFP4,
+        "nvfp4_rht_sr": NVFP4_RHT_SR,
+        "nvfp4_static": Recipe(tensor_scale=False, static_headroom=static_headroom),
+    }
+    if name not in recipes:
+        raise ValueError(f"unknown NVFP4 recipe {name!r}; expected one of {list(recipes)}")
+    return recipes[name]
 
 
 class _NVFP4Linear(torch.autograd.Function):
@@ -276,10 +341,13 @@ class _NVFP4Linear(torch.autograd.Function):
         bias: torch.Tensor | None,
         recipe: Recipe,
         generator: torch.Generator,
+        frozen: FrozenScales | None,
     ) -> torch.Tensor:
         ctx.save_for_backward(x, weight)
-        ctx.recipe, ctx.generator, ctx.has_bias = recipe, generator, bias is not None
-        y = quantize(x, 1, **recipe.scaling(X)) @ quantize(weight, 1, **recipe.scaling(W)).T
+        ctx.recipe, ctx.generator, ctx.frozen = recipe, generator, frozen
+        ctx.has_bias = bias is not None
+        x_q = quantize(x, 1, **recipe.scaling(X, x, frozen))
+        y = x_q @ quantize(weight, 1, **recipe.scaling(W, weight, frozen)).T
         return y if bias is None else y + bias
 
     @staticmethod
@@ -287,21 +355,23 @@ class _NVFP4Linear(torch.autograd.Function):
         ctx: torch.autograd.function.FunctionCtx, dy: torch.Tensor
     ) -> tuple[torch.Tensor | None, ...]:
         x, weight = ctx.saved_tensors
-        recipe, generator = ctx.recipe, ctx.generator
+        recipe, generator, frozen = ctx.recipe, ctx.generator, ctx.frozen
         rounding = {"stochastic": recipe.stochastic, "generator": generator}
-        dy_scaling = {**recipe.scaling(DY), **rounding}
+        dy_scaling = {**recipe.scaling(DY, dy, frozen), **rounding}
         dx = dw = db = None
         if ctx.needs_input_grad[0]:
-            dx = quantize(dy, 1, **dy_scaling) @ quantize(weight, 0, **recipe.scaling(W))
+            w_q = quantize(weight, 0, **recipe.scaling(W, weight, frozen))
+            dx = quantize(dy, 1, **dy_scaling) @ w_q
         if ctx.needs_input_grad[1]:
             dy_m, x_m = dy, x
             if recipe.hadamard:
                 matrix = hadamard_16(random_signs(generator))
                 dy_m, x_m = rht(dy, 0, matrix), rht(x, 0, matrix)
-            dw = quantize(dy_m, 0, **dy_scaling).T @ quantize(x_m, 0, **recipe.scaling(X))
+            x_q = quantize(x_m, 0, **recipe.scaling(X, x_m, frozen))
+            dw = quantize(dy_m, 0, **dy_scaling).T @ x_q
         if ctx.has_bias and ctx.needs_input_grad[2]:
             db = dy.sum(0)
-        return dx, dw, db, None, None
+        return dx, dw, db, None, None, None
 
 
 def nvfp4_linear(
@@ -310,6 +380,7 @@ def nvfp4_linear(
     bias: torch.Tensor | None,
     recipe: Recipe,
     generator: torch.Generator,
+    frozen: FrozenScales | None = None,
 ) -> torch.Tensor:
     """A linear layer y = x Wᵀ + b whose three GEMMs are NVFP4 fake-quantised per `recipe`.
 
@@ -317,8 +388,8 @@ def nvfp4_linear(
     blocks along K, Dgrad along N, Wgrad along M, so K, N and M must all be multiples of 16
     (checked here, ValueError naming the size). The bias and its gradient (dY summed over tokens)
     stay in full precision. `generator` (on x's device) draws the stochastic rounding and the
-    Hadamard signs, fresh signs at every backward pass. With `recipe.enabled` False this is
-    exactly `F.linear`.
+    Hadamard signs, fresh signs at every backward pass; `frozen` holds the layer's scales under
+    a static recipe. With `recipe.enabled` False this is exactly `F.linear`.
     """
     if not recipe.enabled:
         return F.linear(x, weight, bias)
@@ -331,7 +402,7 @@ def nvfp4_linear(
                 f"NVFP4 blocks of {BLOCK} need {name} to be a multiple of {BLOCK}, got {size} "
                 f"(x of shape {tuple(x.shape)}, weight of shape {tuple(weight.shape)})"
             )
-    y = _NVFP4Linear.apply(flat, weight, bias, recipe, generator)
+    y = _NVFP4Linear.apply(flat, weight, bias, recipe, generator, frozen)
     return y.reshape(*x.shape[:-1], weight.shape[0])
 
 
@@ -339,7 +410,8 @@ class NVFP4Linear(torch.nn.Linear):
     """`torch.nn.Linear` whose forward is `nvfp4_linear` under the settable `recipe`.
 
     The recipe defaults to full precision ("fp32"), so the layer is a drop-in `nn.Linear` until a
-    model switches it (`layer.recipe = RECIPES["nvfp4"]`).
+    model switches it (`layer.recipe = recipe_named("nvfp4", ...)`); setting a recipe forgets
+    the scales a static recipe froze before.
 
     It owns a torch.Generator seeded with `seed` for stochastic rounding and Hadamard signs; when
     the weight moves to another device, the generator is re-created there from the same seed.
@@ -361,10 +433,22 @@ class NVFP4Linear(torch.nn.Linear):
         self.seed = seed
         self.generator = torch.Generator(self.weight.device).manual_seed(seed)
 
+    @property
+    def recipe(self) -> Recipe:
+        """How the layer's GEMMs are quantised."""
+        return self._recipe
+
+    @recipe.setter
+    def recipe(self, recipe: Recipe) -> None:
+        self._recipe = recipe
+        self.frozen_scales = FrozenScales()
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if self.generator.device != self.weight.device:
             self.generator = torch.Generator(self.weight.device).manual_seed(self.seed)
-        return nvfp4_linear(x, self.weight, self.bias, self.recipe, self.generator)
+        return nvfp4_linear(
+            x, self.weight, self.bias, self.recipe, self.generator, self.frozen_scales
+        )
 
     def extra_repr(self) -> str:
         return f"{super().extra_repr()}, recipe={self.recipe}, seed={self.seed}"

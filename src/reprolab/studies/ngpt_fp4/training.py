@@ -56,11 +56,20 @@ class TrainRecord:
 def windows(
     stream: torch.Tensor, count: int, length: int, generator: torch.Generator
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """`count` random windows of `length` + 1 tokens of a (N,) stream, as inputs (count, length)
-    and next-token targets (count, length)."""
+    """`count` random windows of `length` + 1 tokens of a (N,) stream of token ids (any integer
+    dtype), as int64 inputs (count, length) and next-token targets (count, length)."""
     starts = torch.randint(0, len(stream) - length - 1, (count,), generator=generator)
-    rows = torch.stack([stream[start : start + length + 1] for start in starts.tolist()])
+    rows = torch.stack([stream[start : start + length + 1] for start in starts.tolist()]).long()
     return rows[:, :-1], rows[:, 1:]
+
+
+def on_device_of(
+    model: CharLM, batch: tuple[torch.Tensor, torch.Tensor]
+) -> tuple[torch.Tensor, ...]:
+    """A batch of (inputs, targets) moved to the model's device (the streams stay on the CPU,
+    where the batch generator draws the same windows on any machine)."""
+    device = model.embedding.weight.device
+    return tuple(part.to(device) for part in batch)
 
 
 def optimiser_for(model: CharLM, schedule: Schedule) -> torch.optim.Optimizer:
@@ -88,7 +97,10 @@ def validation_loss(model: CharLM, stream: torch.Tensor, batches: int, batch: in
     same windows for every run)."""
     generator = torch.Generator().manual_seed(0)
     context = model.config.context
-    losses = [loss_of(model, *windows(stream, batch, context, generator)) for _ in range(batches)]
+    losses = [
+        loss_of(model, *on_device_of(model, windows(stream, batch, context, generator)))
+        for _ in range(batches)
+    ]
     return float(torch.stack(losses).mean())
 
 
@@ -125,9 +137,8 @@ def train(
             group["lr"] = warmup_cosine(
                 step, schedule.steps, schedule.lr, warmup=not model.config.normalized
             )
-        loss = loss_of(
-            model, *windows(train_stream, schedule.batch, model.config.context, generator)
-        )
+        batch = windows(train_stream, schedule.batch, model.config.context, generator)
+        loss = loss_of(model, *on_device_of(model, batch))
         optimiser.zero_grad()
         loss.backward()
         for name, layer in layers.items():
