@@ -1,12 +1,12 @@
-"""The small models' training loop: the schedule warms up then decays to a tenth, and the loop
-logs windowed losses of a model that learns."""
+"""The shared training loops: the language models' schedule warms up then decays to a tenth and the
+loop logs windowed losses of a model that learns; `fit` lowers a loss and stops a diverged run."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from reprolab.models.training import train_steps, warmup_cosine
+from reprolab.models.training import Diverged, fit, train_steps, warmup_cosine
 
 
 def test_the_learning_rate_warms_up_then_decays_to_a_tenth():
@@ -33,3 +33,15 @@ def test_the_loop_logs_a_loss_per_window_and_the_model_learns():
     y = x @ torch.tensor([[1.0], [-2.0], [0.5]])
     losses = train_steps(Regression(), lambda: {"x": x, "y": y}, 100, 0.1, 40, "test", False)
     assert len(losses) == 3 and losses[-1] < 0.1 * losses[0]
+
+
+def test_fit_lowers_a_quadratic_and_logs_every_window():
+    weight = torch.nn.Parameter(torch.tensor([3.0]))
+    curve = fit([weight], lambda: (weight**2).sum(), steps=10, lr=0.5, desc="q", log_every=4)
+    assert len(curve) == 3 and curve[-1] < curve[0]
+
+
+def test_a_non_finite_loss_stops_the_run_by_name():
+    weight = torch.nn.Parameter(torch.tensor([1.0]))
+    with pytest.raises(Diverged, match="blow-up: loss .* at step 0"):
+        fit([weight], lambda: weight * float("inf"), steps=3, lr=0.1, desc="blow-up", log_every=1)

@@ -666,6 +666,30 @@ def _ngpt_fp4(values: Mapping[str, Any], config: Mapping[str, Any]) -> Iterator[
     yield _declare("ngpt_fp4", None, f"{folder}/{MANIFEST}", source, folder)
 
 
+IMAGE_FOLDER = Source(
+    "An ImageNet-style image folder: one subfolder per class holding its PNG/JPEG images",
+    "Put the images in {folder} as <class>/<image> (the train split; a `test_folder` likewise), "
+    "then write the manifest:",
+    ("{manifest}",),
+)
+"""ntm's image-folder datasets (`ntm.datasets.<name>.folder`, kind image_folder)."""
+
+
+def _ntm(values: Mapping[str, Any], config: Mapping[str, Any]) -> Iterator[PaperInput]:
+    """Per dataset read from disk (keyed by its name): CIFAR-10's batch files, or an image
+    folder's manifest (and its test folder's)."""
+    for name, spec in values["datasets"].items():
+        if spec["kind"] == "cifar10":
+            files, source = NDFA_SOURCES["cifar10"]
+            for file in files:
+                yield _declare("ntm", name, f"{spec['folder']}/{file}", source, spec["folder"])
+        elif spec["kind"] == "image_folder":
+            for key in ("folder", "test_folder"):
+                if key in spec:
+                    path = f"{spec[key]}/{MANIFEST}"
+                    yield _declare("ntm", name, path, IMAGE_FOLDER, spec[key])
+
+
 TRPR_BACKBONE = "backbone"
 """The key of trpr's backbone checkpoint: read by its tuning and run jobs, not its data jobs."""
 
@@ -701,6 +725,7 @@ DECLARATIONS: dict[str, Declaration] = {
     "nas": _nas,
     "overcorrection": _overcorrection,
     "ngpt_fp4": _ngpt_fp4,
+    "ntm": _ntm,
 }
 """Per study or preprocessing family: its paper-scale inputs, from (its section at the active
 scale, the whole configuration). A study reading only generated or bundled data has none."""

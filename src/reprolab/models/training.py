@@ -1,14 +1,21 @@
-"""The training loop of the small language models the workflow trains (proofrank's chat
-models, the fact LM): AdamW without weight decay (betas 0.9, 0.95), linear warm-up then cosine
-decay to a tenth of the peak rate, gradients clipped at norm 1, the loss logged as the mean of
-each window of steps."""
+"""Training loops shared by the studies.
+
+`train_steps`: the small language models the workflow trains (proofrank's chat models, the fact
+LM): AdamW without weight decay (betas 0.9, 0.95), linear warm-up then cosine decay to a tenth of
+the peak rate, gradients clipped at norm 1, the loss logged as the mean of each window of steps.
+
+`fit`: a loss closure (a fresh batch per call) minimised by Adam (the fused kernel: one pass
+over the many small tensors of a flow, a fixed summation order) with a cosine decay of the rate
+to zero, no weight decay and no clipping; a non-finite loss stops the run (`Diverged`), which a
+tuning job scores as a failed grid point (ntm's and bidrive's models)."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 import torch
+from torch import nn
 
 from reprolab.core.progress import progress
 
@@ -55,3 +62,39 @@ def train_steps(
             losses.append(sum(window) / len(window))
             window = []
     return losses
+
+
+class Diverged(RuntimeError):
+    """A training run whose loss stopped being finite."""
+
+
+def fit(
+    parameters: Sequence[nn.Parameter],
+    loss_at: Callable[[], torch.Tensor],
+    steps: int,
+    lr: float,
+    desc: str,
+    log_every: int,
+    after_step: Callable[[], None] | None = None,
+) -> list[float]:
+    """Minimise `loss_at()` (a fresh batch per call) for `steps` Adam steps at peak `lr` with
+    cosine decay; `after_step` runs after every update (an EMA). Returns the windowed mean
+    losses; a non-finite loss stops the run with `Diverged`, naming `desc` and the step."""
+    optimizer = torch.optim.Adam(parameters, lr=lr, fused=True)
+    schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, steps)
+    curve, window = [], []
+    for step in progress(range(steps), desc=desc):
+        loss = loss_at()
+        if not torch.isfinite(loss):
+            raise Diverged(f"{desc}: loss {loss.item()} at step {step} (lr {lr:g})")
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        schedule.step()
+        if after_step is not None:
+            after_step()
+        window.append(loss.item())
+        if len(window) == log_every or step == steps - 1:
+            curve.append(sum(window) / len(window))
+            window = []
+    return curve

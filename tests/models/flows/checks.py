@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import torch
 from torch import nn
-from torch.autograd.functional import jacobian
 
-from reprolab.models.flows.base import Transform
+from reprolab.models.flows.base import Transform, jacobian_log_det
 
 
 @torch.no_grad()
@@ -24,13 +23,9 @@ def randomize(module: nn.Module, seed: int, scale: float = 0.5) -> nn.Module:
 def autograd_log_det(
     transform: Transform, x: torch.Tensor, context: torch.Tensor | None
 ) -> torch.Tensor:
-    """log |det ∂y/∂x| of each row of x, from the full Jacobian of that one sample."""
-    values = []
-    for b in range(x.shape[0]):
-        row = None if context is None else context[b : b + 1]
-        matrix = jacobian(lambda v, row=row: transform(v[None], row)[0][0], x[b])
-        values.append(torch.linalg.slogdet(matrix).logabsdet)
-    return torch.stack(values)
+    """log |det ∂y/∂x| of each row of x from autograd (`jacobian_log_det`), without gradients."""
+    with torch.no_grad():
+        return jacobian_log_det(transform, x, context)
 
 
 def assert_round_trip(

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from reprolab.models.flows.autoregressive import AffineAutoregressive, SplineAutoregressive
-from reprolab.models.flows.base import Chain, Flow, Inverse, standard_normal_log_prob
+from reprolab.models.flows.base import Chain, Flow, Identity, Inverse, standard_normal_log_prob
 from reprolab.models.flows.coupling import AffineCoupling, SplineCoupling, alternating_mask
 from reprolab.models.flows.permutation import Permutation, Reverse
 from tests.models.flows.checks import assert_round_trip, autograd_log_det, randomize
@@ -120,3 +120,11 @@ def test_samples_follow_the_flows_dtype_and_the_context_needs_a_row_per_sample()
     assert flow.double().sample(3, context.double()).dtype == torch.float64
     with pytest.raises(ValueError, match="context has 3 rows for 4 samples"):
         flow.sample(4, context.double())
+
+
+def test_identity_passes_through_with_zero_log_det():
+    x = torch.randn(4, 3)
+    for direction in (Identity(), Identity().inverse):
+        y, log_det = direction(x, None)
+        assert torch.equal(y, x) and torch.equal(log_det, torch.zeros(4))
+    assert sum(p.numel() for p in Identity().parameters()) == 0

@@ -90,6 +90,23 @@ class Inverse(Transform):
         return self.transform(y, context)
 
 
+class Identity(Transform):
+    """The identity map (log-determinant zero): a placeholder where a model has a transform
+    slot that some of its variants leave empty. It ignores any context."""
+
+    def forward(
+        self, x: torch.Tensor, context: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """x itself, with zero log-determinants."""
+        return x, x.new_zeros(x.shape[0])
+
+    def inverse(
+        self, y: torch.Tensor, context: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """y itself, with zero log-determinants."""
+        return y, y.new_zeros(y.shape[0])
+
+
 def standard_normal_log_prob(z: torch.Tensor) -> torch.Tensor:
     """log N(z; 0, I) per row of z (batch, features)."""
     return -0.5 * (z.square().sum(-1) + z.shape[-1] * math.log(2 * math.pi))
@@ -148,3 +165,19 @@ class Flow(nn.Module):
     ) -> torch.Tensor:
         """n samples (n, features); see `sample_with_log_prob`."""
         return self.sample_with_log_prob(n, context, generator)[0]
+
+
+def jacobian_log_det(
+    transform: Transform, x: torch.Tensor, context: torch.Tensor | None = None
+) -> torch.Tensor:
+    """log |det ∂y/∂x| of each row of x from the full Jacobian of that one sample (autograd,
+    one row at a time): the brute-force reference a transform's own log-determinant is checked
+    against. Cost grows with features², so it is for checks on a few rows."""
+    from torch.autograd.functional import jacobian
+
+    values = []
+    for b in range(x.shape[0]):
+        row = None if context is None else context[b : b + 1]
+        matrix = jacobian(lambda v, row=row: transform(v[None], row)[0][0], x[b])
+        values.append(torch.linalg.slogdet(matrix).logabsdet)
+    return torch.stack(values)

@@ -17,6 +17,8 @@ from collections.abc import Sequence
 
 import torch
 
+from reprolab.models.draws import normal
+
 
 class ForwardChain:
     """The forward chain on the time grid `times` (t₀ < … < t_K = 1, t₀ ≥ 0)."""
@@ -45,11 +47,11 @@ class ForwardChain:
     def trajectory(self, x0: torch.Tensor, generator: torch.Generator) -> list[torch.Tensor]:
         """[x_{t_0}, …, x_{t_K}] from data x₀ (batch, features), noise from `generator`."""
         t0 = self.times[0]
-        x = (1.0 - t0) * x0 + t0 * torch.randn(x0.shape, generator=generator, dtype=x0.dtype)
+        x = (1.0 - t0) * x0 + t0 * normal(x0.shape, generator, x0)
         states = [x]
         for k in range(1, self.steps + 1):
             a, s = self.transition(k)
-            x = a * x + s * torch.randn(x.shape, generator=generator, dtype=x.dtype)
+            x = a * x + s * normal(x.shape, generator, x)
             states.append(x)
         return states
 
