@@ -78,6 +78,7 @@ benchmark: install
 	python benchmarks/hiccr_overhead.py
 	python benchmarks/nas_overhead.py
 	python benchmarks/ngpt_fp4_overhead.py
+	python benchmarks/bidrive_latency.py
 
 clean:
 	git clean -fdX results data logs .snakemake  # produced files only: committed results stay

@@ -3,10 +3,19 @@ loop logs windowed losses of a model that learns; `fit` lowers a loss and stops 
 
 from __future__ import annotations
 
+import logging
+import math
+
 import pytest
 import torch
 
-from reprolab.models.training import Diverged, fit, train_steps, warmup_cosine
+from reprolab.models.training import (
+    Diverged,
+    fit,
+    score_unless_diverged,
+    train_steps,
+    warmup_cosine,
+)
 
 
 def test_the_learning_rate_warms_up_then_decays_to_a_tenth():
@@ -45,3 +54,14 @@ def test_a_non_finite_loss_stops_the_run_by_name():
     weight = torch.nn.Parameter(torch.tensor([1.0]))
     with pytest.raises(Diverged, match="blow-up: loss .* at step 0"):
         fit([weight], lambda: weight * float("inf"), steps=3, lr=0.1, desc="blow-up", log_every=1)
+
+
+def test_a_diverged_score_is_nan_and_logged(caplog):
+    log = logging.getLogger("tune")
+
+    def diverges() -> float:
+        raise Diverged("fm: loss nan at step 3 (lr 0.1)")
+
+    assert math.isnan(score_unless_diverged(diverges, log))
+    assert "loss nan at step 3" in caplog.text
+    assert score_unless_diverged(lambda: 0.25, log) == 0.25

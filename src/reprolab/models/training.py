@@ -11,6 +11,7 @@ tuning job scores as a failed grid point (ntm's and bidrive's models)."""
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Callable, Mapping, Sequence
 
@@ -98,3 +99,13 @@ def fit(
             curve.append(sum(window) / len(window))
             window = []
     return curve
+
+
+def score_unless_diverged(score: Callable[[], float], log: logging.Logger) -> float:
+    """`score()`, or NaN (a failed grid point, never selected) when its training diverged; the
+    divergence is logged."""
+    try:
+        return float(score())
+    except Diverged as error:
+        log.warning("%s", error)
+        return math.nan

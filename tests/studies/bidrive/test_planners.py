@@ -40,12 +40,17 @@ def build(kind: str, data, seed: int = 0, scale: float = 0.1) -> FlowPlanner:
     """A small teacher or student fitted to the data's statistics, with random parameters (so no
     layer is the identity)."""
     torch.manual_seed(seed)
-    model = ARTeacher(blocks=3, **SMALL) if kind == "teacher" else CouplingStudent(6, **SMALL)
+    if kind.startswith("teacher"):
+        element = "spline" if kind == "teacher_spline" else "affine"
+        model = ARTeacher(blocks=3, element=element, **SMALL)
+    else:
+        element = "spline" if kind == "student_spline" else "affine"
+        model = CouplingStudent(6, element=element, **SMALL)
     model.fit_standardisation(*data)
     return randomize(model, seed + 1, scale)
 
 
-@pytest.mark.parametrize("kind", ["teacher", "student"])
+@pytest.mark.parametrize("kind", ["teacher", "teacher_spline", "student", "student_spline"])
 def test_sampling_inverts_the_density_pass(kind, data):
     ctx, _ = data
     model = build(kind, data)
@@ -61,7 +66,7 @@ def test_sampling_inverts_the_density_pass(kind, data):
         torch.testing.assert_close(log_prob, base + log_det, atol=1e-4, rtol=0)
 
 
-@pytest.mark.parametrize("kind", ["teacher", "student"])
+@pytest.mark.parametrize("kind", ["teacher", "teacher_spline", "student", "student_spline"])
 def test_log_det_matches_the_autograd_jacobian_in_16d(kind, data):
     ctx, expert = (t.double() for t in data)
     model = build(kind, data).double()

@@ -20,7 +20,11 @@ the embedding:
   replaced by MADE over the 16 coordinates [design choice]: the same autoregressive
   factorisation, density in one parallel pass, sampling sequential; one MADE pass per
   coordinate makes it 16 passes per block (64 for 4 blocks, against the card's 8 tokens × 4 =
-  32), the "AR bottleneck" the student removes.
+  32), the "AR bottleneck" the student removes. Each MAF maps a coordinate by the soft-clamped
+  affine map or (`element="spline"`) a rational-quadratic spline with identity tails: the
+  affine teacher trained on the smoke scenes put spurious high density far from the data
+  (ML-selected plans hundreds of metres off in some scenes, an autoregressive run-away of
+  shifts), which the spline's bounded map does not.
 * `CouplingStudent`, q_S(τ|c) = G(z; c): `couplings` affine couplings in groups of four whose
   masks keep, in turn, the x coordinates, the y coordinates, the early waypoints (0.5–2 s) and
   the late ones (2.5–4 s), so each group updates lateral given longitudinal, longitudinal given
@@ -55,9 +59,9 @@ import torch
 from torch import nn
 
 from reprolab.models.draws import anchor, normal, sinusoidal_embedding, uniform
-from reprolab.models.flows.autoregressive import AffineAutoregressive
+from reprolab.models.flows.autoregressive import AffineAutoregressive, SplineAutoregressive
 from reprolab.models.flows.base import Chain, Transform, standard_normal_log_prob
-from reprolab.models.flows.coupling import AffineCoupling
+from reprolab.models.flows.coupling import AffineCoupling, SplineCoupling
 from reprolab.models.flows.permutation import Permutation, Reverse
 from reprolab.studies.bidrive.pdms import DT, N_WAYPOINTS, WAYPOINT_STRIDE
 from reprolab.studies.bidrive.scenes import CONTEXT_DIM
@@ -281,14 +285,18 @@ class ARTeacher(FlowPlanner):
         embed_dim: int = EMBED_DIM,
         encoder_hidden: Sequence[int] = (128, 128),
         scale_bound: float = 3.0,
+        element: str = "affine",
     ) -> None:
         layers: list[Transform] = []
         for block in range(blocks):
             if block > 0:
                 layers.append(Reverse(PLAN_DIM))
-            layers.append(
-                AffineAutoregressive(PLAN_DIM, hidden, embed_dim, scale_bound=scale_bound)
-            )
+            if element == "spline":
+                layers.append(SplineAutoregressive(PLAN_DIM, hidden, embed_dim))
+            else:
+                layers.append(
+                    AffineAutoregressive(PLAN_DIM, hidden, embed_dim, scale_bound=scale_bound)
+                )
         super().__init__(layers, context_dim, embed_dim, encoder_hidden)
 
 
@@ -314,14 +322,17 @@ class CouplingStudent(FlowPlanner):
         encoder_hidden: Sequence[int] = (128, 128),
         scale_bound: float = 3.0,
         seed: int = 0,
+        element: str = "affine",
     ) -> None:
         layers: list[Transform] = []
         for index in range(couplings):
             if index > 0 and index % 4 == 0:
                 layers.append(Permutation.from_seed(PLAN_DIM, seed + index // 4))
-            layers.append(
-                AffineCoupling(student_mask(index), hidden, embed_dim, scale_bound=scale_bound)
-            )
+            mask = student_mask(index)
+            if element == "spline":
+                layers.append(SplineCoupling(mask, hidden, embed_dim))
+            else:
+                layers.append(AffineCoupling(mask, hidden, embed_dim, scale_bound=scale_bound))
         super().__init__(layers, context_dim, embed_dim, encoder_hidden)
 
     def sample_with_log_prob(

@@ -13,14 +13,13 @@ point whose training diverged (non-finite loss) scores NaN and is never selected
 from __future__ import annotations
 
 import logging
-import math
 import time
 from pathlib import Path
 from typing import Any
 
 from reprolab.core.determinism import derive_seed, seed_everything
 from reprolab.core.tuning import outcome_line, tune, write_tuning
-from reprolab.models.training import Diverged
+from reprolab.models.training import score_unless_diverged
 from reprolab.studies.ntm.jobs import (
     STUDY,
     RunContext,
@@ -70,11 +69,10 @@ def tune_method(
 
     def evaluate(values: dict[str, Any], seed: int) -> float:
         seed_everything(derive_seed(seed, STUDY, "tune", method), threads)
-        try:
-            return tuning_score(params, method, float(values["lr"]), seed, teacher_lr)
-        except Diverged as error:  # a diverged grid point is never selected
-            LOG.warning("%s", error)
-            return math.nan
+        lr = float(values["lr"])
+        return score_unless_diverged(
+            lambda: tuning_score(params, method, lr, seed, teacher_lr), LOG
+        )
 
     record = tune(method, grid, evaluate, seeds, "sliced Wasserstein (K-step samples)", "min")
     record["setting"] = {
