@@ -359,7 +359,10 @@ def _parse_frame(frame: Any, index: int, source: str) -> _Frame:
     pose = np.array([translation[0], translation[1], quaternion_yaw(rotation)])
     keep = np.array([name == VEHICLE for name in names], dtype=bool)
     keep &= np.isfinite(boxes[:, [0, 1, 3, 4]]).all(axis=1) & np.isfinite(velocity[:, :2]).all(1)
-    rows = np.flatnonzero(keep)
+    first: dict[str, int] = {}
+    for r in np.flatnonzero(keep):
+        first.setdefault(tokens[r], int(r))  # one box per track token (the first)
+    rows = np.array(list(first.values()), dtype=int)
     box = boxes[rows][:, [0, 1, 3, 4]]
     local_velocity = velocity[rows, :2]
     return _Frame(
@@ -369,7 +372,7 @@ def _parse_frame(frame: Any, index: int, source: str) -> _Frame:
         speed=float(np.hypot(dynamic[0], dynamic[1])),
         command=_command(frame["driving_command"], where),
         has_route=len(roadblocks) > 0,
-        track={tokens[r]: j for j, r in enumerate(rows)},
+        track={token: j for j, token in enumerate(first)},
         box=box,
         velocity=local_velocity,
         world_xy=_rotate(box[:, :2], float(pose[2])) + pose[:2],
