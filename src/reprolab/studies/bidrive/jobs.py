@@ -35,7 +35,7 @@ import torch
 
 from reprolab.core.determinism import derive_seed, resolve_device, seed_everything
 from reprolab.core.io import write_h5, write_json
-from reprolab.core.tuning import read_tuning
+from reprolab.core.tuning import selected
 from reprolab.models.draws import anchor, integers
 from reprolab.models.training import fit
 from reprolab.studies.bidrive.distillation import TeacherSampleCache, distillation_loss, freeze
@@ -218,11 +218,6 @@ def distil(
     return distilled.eval(), curve
 
 
-def tuned_values(tuning_files: list[str]) -> dict[str, dict[str, Any]]:
-    """{model: selected values} from the models' tuning records."""
-    return {r["method"]: dict(r["selected"]) for r in map(read_tuning, tuning_files)}
-
-
 def passes(params: dict[str, Any], key: str) -> int:
     """Sequential network evaluations per plan of a row (module docstring)."""
     models, lo = params["models"], params["latent_optimization"]
@@ -403,7 +398,7 @@ def run_job(
     check_params(params)
     seed_everything(derive_seed(seed, STUDY), threads)
     device = resolve_device(str(params["device"]))
-    tuned = tuned_values(tuning_files)
+    tuned = selected(tuning_files)
     data = TrainingSet(scene_set(params, seed, "train"), device)
     models, curves = train_all(params, tuned, data, seed, device)
     test = scene_set(params, seed, "test")

@@ -30,7 +30,7 @@ import torch
 
 from reprolab.core.determinism import derive_seed, resolve_device, seed_everything
 from reprolab.core.io import write_h5, write_json
-from reprolab.core.tuning import read_tuning
+from reprolab.core.tuning import selected
 from reprolab.models.draws import anchor
 from reprolab.models.flows.base import jacobian_log_det
 from reprolab.studies.ntm.data import DatasetSampler, dataset_sampler, eight_gaussian_modes
@@ -78,15 +78,6 @@ def batch_stream(sampler: DatasetSampler, seed: int, dataset: str, device: torch
 def dimension(sampler: DatasetSampler) -> int:
     """The flat dimension D of one sample."""
     return int(torch.Size(sampler.sample_shape).numel())
-
-
-def tuned_values(tuning_files: list[str]) -> dict[str, dict[str, Any]]:
-    """{method: selected values} from the methods' tuning records."""
-    out = {}
-    for path in tuning_files:
-        record = read_tuning(path)
-        out[record["method"]] = dict(record["selected"])
-    return out
 
 
 def trajectory_nll(model: TrajectoryModel, x0: torch.Tensor, generator: torch.Generator) -> float:
@@ -232,7 +223,7 @@ def run_job(
     curves.h5 (loss curves) in out_dir."""
     check_params(params)
     seed_everything(derive_seed(seed, STUDY, dataset), threads)
-    tuned = tuned_values(tuning_files)
+    tuned = selected(tuning_files)
     run = RunContext(params, dataset, seed)
     names = row_names(params)
     start = time.perf_counter()

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from reprolab.core.determinism import derive_seed, seed_everything
-from reprolab.core.tuning import outcome_line, tune, write_tuning
+from reprolab.core.tuning import outcome_line, selected, tune, write_tuning
 from reprolab.models.training import score_unless_diverged
 from reprolab.studies.ntm.jobs import (
     STUDY,
@@ -28,7 +28,6 @@ from reprolab.studies.ntm.jobs import (
     train_cd,
     train_fm,
     train_trajectory,
-    tuned_values,
 )
 from reprolab.studies.ntm.workflow_io import check_method, check_params
 
@@ -63,7 +62,7 @@ def tune_method(
     flow-matching record among `teacher_files`."""
     check_params(params)
     check_method(method)
-    teacher_lr = float(tuned_values(list(teacher_files))["fm"]["lr"]) if method == "cd" else None
+    teacher_lr = float(selected(teacher_files)["fm"]["lr"]) if method == "cd" else None
     grid = {"lr": [float(v) for v in params["tune"]["grid"][method]["lr"]]}
     start = time.perf_counter()
 
