@@ -41,11 +41,13 @@ format: install
 	ruff format src tests benchmarks workflow/scripts
 	snakefmt Snakefile workflow/rules
 
-# Unit tests, the ci-scale workflow of every study (then forced again for the studies this commit
-# touched, and killed midway), the DVC round trip, and the smoke reproduction of the stages this
-# commit touched (tests/workflow/test_dvc.py).
+# Unit tests on both cores (pytest-xdist; a test file stays on one worker, so its module fixtures
+# are made once), then the workflow tier, which uses both cores itself: the ci-scale workflow of
+# every study (forced again for the studies this commit touched, and killed midway), SLURM, the
+# DVC round trip, and the smoke reproduction of the stages this commit touched.
 test: lint
-	python -m pytest
+	python -m pytest -m "not integration" -n 2 --dist loadfile
+	python -m pytest -m integration
 
 # The smoke `dvc repro` of every stage, compared with the committed dvc.lock.
 repro-check: install

@@ -1,3 +1,6 @@
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import torch
@@ -40,3 +43,21 @@ def test_a_pinned_level_the_cpu_lacks_is_refused(monkeypatch):
         check_kernel_level()
     monkeypatch.setattr(torch.backends.cpu, "get_cpu_capability", lambda: "AVX2")
     check_kernel_level()
+
+
+@pytest.mark.parametrize("compiled_before", [False, True])
+def test_deterministic_kernels_without_loading_the_compiler(compiled_before):
+    """A fresh interpreter: the eager flag is on (not warn-only), TorchInductor's configuration
+    is left unloaded, and where it was loaded already its flag is set too."""
+    preload = "import torch._inductor.config; " if compiled_before else ""
+    script = (
+        f"import sys, torch; {preload}"
+        "from reprolab.core.determinism import use_deterministic_kernels; "
+        "use_deterministic_kernels(); "
+        "assert torch.are_deterministic_algorithms_enabled(); "
+        "assert not torch.is_deterministic_algorithms_warn_only_enabled(); "
+        "inductor = sys.modules.get('torch._inductor.config'); "
+        f"assert (inductor is not None) == {compiled_before}; "
+        "assert inductor is None or inductor.deterministic"
+    )
+    subprocess.run([sys.executable, "-c", script], check=True)

@@ -41,10 +41,10 @@ RULES = (
     "icl_manifold_eval",
     "pem_run",
 )
-RERUN_ELSEWHERE = ("ndfa", "pem", "vngct")
+RERUN_ELSEWHERE = ("ndfa", "pem", "ntm")
 """Studies whose ci run is repeated and compared byte for byte by another test: the kill below
-(ndfa) and the SLURM run (pem, vngct and the instr family, test_cluster.py)."""
-FORCED_AT_MOST = 4
+(ndfa) and the SLURM run (pem and ntm, test_cluster.py)."""
+FORCED_AT_MOST = 3
 """How many studies the forced rerun repeats (CI's 30 minutes: all of them took 6 minutes of it
 at fourteen studies); `REPROLAB_FORCED_STUDIES=all` (or a list of ids) asks for others."""
 HASHED = (
@@ -163,7 +163,7 @@ def test_ci_workflow_is_byte_identical_and_survives_a_kill(ci_run: Path, tmp_pat
     assert (repo_copy / "data/video/sprites/frames/clips.h5").is_file()
     check_snakemake_report(repo_copy, STUDIES)
     # Forced again and compared byte for byte with `first`: the studies the last commit touched
-    # (at most FORCED_AT_MOST); ndfa is rerun below, pem and vngct on SLURM (test_cluster.py).
+    # (at most FORCED_AT_MOST); ndfa is rerun below, pem and ntm on SLURM (test_cluster.py).
     asked = os.environ.get("REPROLAB_FORCED_STUDIES", "").split()
     if asked == ["all"]:
         forced = [study for study in STUDIES if study not in RERUN_ELSEWHERE]

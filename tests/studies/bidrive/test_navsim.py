@@ -22,6 +22,7 @@ import pytest
 from reprolab.studies.bidrive.navsim import (
     COMMAND_FROM_NAVSIM,
     FRAME_KEYS,
+    SceneWindows,
     fit_curvature,
     quaternion_yaw,
     read_log,
@@ -291,9 +292,9 @@ def test_a_duplicated_track_token_keeps_its_first_box(straight):
 
 
 def test_missing_boxes_can_be_held_or_masked(straight):
-    held = scenes_from_log(straight, missing="hold").agents_future[0, 0]
+    held = scenes_from_log(straight, SceneWindows(missing="hold")).agents_future[0, 0]
     np.testing.assert_allclose(held[:, 0], -2.5 + 15 * np.minimum(TAU, 3.0))
-    masked = scenes_from_log(straight, missing="mask")
+    masked = scenes_from_log(straight, SceneWindows(missing="mask"))
     # only cars with a box in every future frame fill the slots: the passer is replaced by "far"
     np.testing.assert_allclose(masked.agents[0, :, 4], [5.0, 4.6, 4.5, 4.4])
     np.testing.assert_allclose(masked.agents_future[0, 3], np.broadcast_to([145.0, 7.0], (40, 2)))
@@ -335,24 +336,24 @@ def test_curve_in_a_rotated_frame_commands_and_route():
     np.testing.assert_allclose(scenes.ego_speed, 10.0)  # |(9.6, 2.8)|
     assert (scenes.agents == 0.0).all() and (scenes.agents_future == 0.0).all()
     assert (scenes.kind == KINDS.index("free")).all()
-    assert len(scenes_from_log(log, require_route=False)) == 3
-    assert scene_tokens(log, future=10) == ["b_curve-003"]  # 14 frames = 4 + 10
-    assert len(scenes_from_log(log, tokens={"b_curve-004", "other"})) == 1
+    assert len(scenes_from_log(log, SceneWindows(require_route=False))) == 3
+    assert scene_tokens(log, SceneWindows(future=10)) == ["b_curve-003"]  # 14 frames = 4 + 10
+    assert len(scenes_from_log(log, SceneWindows(tokens={"b_curve-004", "other"}))) == 1
 
 
 def test_windows_need_regular_frames_and_the_options_are_checked(straight):
-    assert len(scenes_from_log(straight, future=10)) == 7
-    assert len(scenes_from_log(straight, stride=4)) == 3  # current frames 3, 7, 11
+    assert len(scenes_from_log(straight, SceneWindows(future=10))) == 7
+    assert len(scenes_from_log(straight, SceneWindows(stride=4))) == 3  # current frames 3, 7, 11
     assert len(scenes_from_log(straight[:11])) == 0
     # a missing frame (0.5 s late from frame 8) breaks every window across it
     late = scenes_from_log(curve_log(time_shift_from=8))
     assert len(late) == 0 and late.agents_future.shape == (0, 4, 40, 2)
     with pytest.raises(ValueError, match="future: need an integer >= 8"):
-        scenes_from_log(straight, future=6)
+        scenes_from_log(straight, SceneWindows(future=6))
     with pytest.raises(ValueError, match="missing: need one of"):
-        scenes_from_log(straight, missing="drop")
+        scenes_from_log(straight, SceneWindows(missing="drop"))
     with pytest.raises(ValueError, match="ego_offset"):
-        scenes_from_log(straight, lanes=2, ego_offset=4.0)
+        scenes_from_log(straight, SceneWindows(lanes=2, ego_offset=4.0))
 
 
 def test_curvature_fit():

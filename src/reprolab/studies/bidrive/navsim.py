@@ -424,51 +424,59 @@ def read_log(path: str | Path) -> list[dict[str, Any]]:
 # scenes
 
 
-def _check_options(
-    history: int, future: int, stride: int, lanes: int, ego_offset: float, missing: str
-) -> None:
-    """ValueError naming the first bad option of `scenes_from_log`."""
+@dataclass(frozen=True)
+class SceneWindows:
+    """How a log is cut into scenes (module docstring): `history` frames up to the current one,
+    `future` (≥ 8) after it, every `stride`-th current frame; the road descriptor's `lanes` and
+    the ego's `ego_offset` from the road centre (m); what to do with an agent `missing` from a
+    future frame (MISSING_MODES); only frames with a route when `require_route`; only the current
+    frames whose token is in `tokens` when given. Refuses a bad option, naming it."""
 
-    def integer(value: object) -> bool:
-        return isinstance(value, int | np.integer) and not isinstance(value, bool)
+    history: int = 4
+    future: int = MIN_PLAN_FRAMES
+    stride: int = 1
+    lanes: int = 3
+    ego_offset: float = 0.0
+    missing: str = "extrapolate"
+    require_route: bool = True
+    tokens: Collection[str] | None = None
 
-    if not integer(history) or history < 1:
-        raise ValueError(
-            f"history: need an integer >= 1 (frames up to the current one), got {history!r}"
-        )
-    if not integer(future) or future < MIN_PLAN_FRAMES:
-        raise ValueError(
-            f"future: need an integer >= {MIN_PLAN_FRAMES} (the expert's 8 waypoints at "
-            f"0.5 … 4 s), got {future!r}"
-        )
-    if not integer(stride) or stride < 1:
-        raise ValueError(f"stride: need an integer >= 1, got {stride!r}")
-    if not integer(lanes) or lanes < 1:
-        raise ValueError(f"lanes: need a positive integer lane count, got {lanes!r}")
-    if not abs(ego_offset) < 0.5 * LANE_WIDTH * lanes:
-        raise ValueError(
-            f"ego_offset: need |ego_offset| < the half-width {0.5 * LANE_WIDTH * lanes} m of "
-            f"{lanes} lanes, got {ego_offset!r}"
-        )
-    if missing not in MISSING_MODES:
-        raise ValueError(f"missing: need one of {MISSING_MODES}, got {missing!r}")
+    def __post_init__(self) -> None:
+        def integer(value: object) -> bool:
+            return isinstance(value, int | np.integer) and not isinstance(value, bool)
+
+        if not integer(self.history) or self.history < 1:
+            raise ValueError(
+                "history: need an integer >= 1 (frames up to the current one), got "
+                f"{self.history!r}"
+            )
+        if not integer(self.future) or self.future < MIN_PLAN_FRAMES:
+            raise ValueError(
+                f"future: need an integer >= {MIN_PLAN_FRAMES} (the expert's 8 waypoints at "
+                f"0.5 … 4 s), got {self.future!r}"
+            )
+        if not integer(self.stride) or self.stride < 1:
+            raise ValueError(f"stride: need an integer >= 1, got {self.stride!r}")
+        if not integer(self.lanes) or self.lanes < 1:
+            raise ValueError(f"lanes: need a positive integer lane count, got {self.lanes!r}")
+        if not abs(self.ego_offset) < 0.5 * LANE_WIDTH * self.lanes:
+            raise ValueError(
+                f"ego_offset: need |ego_offset| < the half-width {0.5 * LANE_WIDTH * self.lanes} "
+                f"m of {self.lanes} lanes, got {self.ego_offset!r}"
+            )
+        if self.missing not in MISSING_MODES:
+            raise ValueError(f"missing: need one of {MISSING_MODES}, got {self.missing!r}")
 
 
-def _windows(
-    parsed: list[_Frame],
-    history: int,
-    future: int,
-    stride: int,
-    require_route: bool,
-    tokens: Collection[str] | None,
-) -> list[int]:
+def _windows(parsed: list[_Frame], options: SceneWindows) -> list[int]:
     """Indices of the current frames of the log's scenes (module docstring)."""
     times = np.array([frame.time for frame in parsed])
     regular = np.abs(np.diff(times) - FRAME_DT) <= FRAME_DT_TOLERANCE
-    wanted = None if tokens is None else set(tokens)
+    history, future = options.history, options.future
+    wanted = None if options.tokens is None else set(options.tokens)
     current = []
-    for i in range(history - 1, len(parsed) - future, stride):
-        if require_route and not parsed[i].has_route:
+    for i in range(history - 1, len(parsed) - future, options.stride):
+        if options.require_route and not parsed[i].has_route:
             continue
         if wanted is not None and parsed[i].token not in wanted:
             continue
@@ -479,21 +487,13 @@ def _windows(
 
 def scene_tokens(
     frames: list[dict[str, Any]],
-    history: int = 4,
-    future: int = MIN_PLAN_FRAMES,
-    *,
-    stride: int = 1,
-    require_route: bool = True,
-    tokens: Collection[str] | None = None,
+    options: SceneWindows = SceneWindows(),
     source: str = "frames",
 ) -> list[str]:
     """The current-frame tokens (NAVSIM's scene tokens) of the scenes `scenes_from_log` builds
     from `frames` with the same options, in the same order."""
-    _check_options(history, future, stride, 3, 0.0, "extrapolate")
     parsed = _parse_frames(frames, source)
-    return [
-        parsed[i].token for i in _windows(parsed, history, future, stride, require_route, tokens)
-    ]
+    return [parsed[i].token for i in _windows(parsed, options)]
 
 
 def fit_curvature(path: np.ndarray) -> float:
@@ -602,23 +602,15 @@ def concatenate_scenes(parts: Sequence[Scenes]) -> Scenes:
 
 def scenes_from_log(
     frames: list[dict[str, Any]],
-    history: int = 4,
-    future: int = MIN_PLAN_FRAMES,
-    *,
-    stride: int = 1,
-    lanes: int = 3,
-    ego_offset: float = 0.0,
-    missing: str = "extrapolate",
-    require_route: bool = True,
-    tokens: Collection[str] | None = None,
+    options: SceneWindows = SceneWindows(),
     source: str = "frames",
 ) -> Scenes:
-    """The scenes of one log's `frames` (as `read_log` returns them), one per current frame with
-    `history` − 1 frames before it and `future` (≥ 8) after it (module docstring). `source`
-    names the log in errors. Returns an empty `Scenes` when no window fits."""
-    _check_options(history, future, stride, lanes, ego_offset, missing)
+    """The scenes of one log's `frames` (as `read_log` returns them), one per current frame of
+    the `options` windows (module docstring). `source` names the log in errors. Returns an
+    empty `Scenes` when no window fits."""
     parsed = _parse_frames(frames, source)
-    current = _windows(parsed, history, future, stride, require_route, tokens)
+    current = _windows(parsed, options)
+    history, lanes = options.history, options.lanes
     if not current:
         return empty_scenes()
     n = len(current)
@@ -632,8 +624,8 @@ def scenes_from_log(
         behind = np.array([parsed[k].pose[:2] for k in range(i - history + 1, i)]).reshape(-1, 2)
         expert[row] = to_ego_frame(ahead, pose)
         path = np.concatenate([to_ego_frame(behind, pose), expert[row]])
-        road[row] = (0.5 * LANE_WIDTH * lanes, fit_curvature(path), lanes, ego_offset)
-        agents[row], agents_future[row] = _scene_agents(parsed, i, missing)
+        road[row] = (0.5 * LANE_WIDTH * lanes, fit_curvature(path), lanes, options.ego_offset)
+        agents[row], agents_future[row] = _scene_agents(parsed, i, options.missing)
     ego_speed = np.array([parsed[i].speed for i in current])
     command = np.array([parsed[i].command for i in current], dtype=np.int8)
     mode_plans = np.zeros((n, N_CANDIDATES, N_WAYPOINTS, 2))
@@ -659,18 +651,10 @@ def scenes_from_log(
 def read_navsim_folder(
     folder: str | Path,
     max_logs: int | None = None,
-    *,
-    history: int = 4,
-    future: int = MIN_PLAN_FRAMES,
-    stride: int = 1,
-    lanes: int = 3,
-    ego_offset: float = 0.0,
-    missing: str = "extrapolate",
-    require_route: bool = True,
-    tokens: Collection[str] | None = None,
+    options: SceneWindows = SceneWindows(),
 ) -> Scenes:
     """The scenes of the first `max_logs` (all when None) of the folder's ``*.pkl`` logs in
-    sorted name order, log after log (`read_log`, `scenes_from_log` with these options).
+    sorted name order, log after log (`read_log`, `scenes_from_log` with `options`).
 
     A log that cannot be read or converted is skipped with a warning naming it and why. Raises
     FileNotFoundError for a missing folder or one without ``*.pkl`` files, and ValueError when
@@ -684,7 +668,6 @@ def read_navsim_folder(
         isinstance(max_logs, bool) or not isinstance(max_logs, int) or max_logs < 1
     ):
         raise ValueError(f"max_logs: need a positive integer or None, got {max_logs!r}")
-    _check_options(history, future, stride, lanes, ego_offset, missing)
     paths = sorted(p for p in folder.glob("*.pkl") if p.is_file())
     if not paths:
         raise FileNotFoundError(
@@ -695,20 +678,7 @@ def read_navsim_folder(
     for path in paths[:max_logs]:
         try:
             frames = read_log(path)
-            parts.append(
-                scenes_from_log(
-                    frames,
-                    history,
-                    future,
-                    stride=stride,
-                    lanes=lanes,
-                    ego_offset=ego_offset,
-                    missing=missing,
-                    require_route=require_route,
-                    tokens=tokens,
-                    source=str(path),
-                )
-            )
+            parts.append(scenes_from_log(frames, options, source=str(path)))
         except ValueError as exc:
             LOG.warning("skipped log %s: %s", path, exc)
             skipped.append(f"{path.name} ({exc})")
@@ -720,9 +690,10 @@ def read_navsim_folder(
     if len(scenes) == 0:
         raise ValueError(
             f"{folder}: {len(parts)} log(s) read but none holds a scene (a current frame with "
-            f"{history - 1} frames before it and {future} after it, 0.5 s apart"
-            + (", with a route" if require_route else "")
-            + (", among the tokens given)" if tokens is not None else ")")
+            f"{options.history - 1} frames before it and {options.future} after it, 0.5 s "
+            "apart"
+            + (", with a route" if options.require_route else "")
+            + (", among the tokens given)" if options.tokens is not None else ")")
         )
     LOG.info(
         "read %d scenes from %d logs in %s (%d skipped)",

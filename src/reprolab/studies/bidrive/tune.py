@@ -29,17 +29,35 @@ from reprolab.studies.bidrive.jobs import (
     train_model,
 )
 from reprolab.studies.bidrive.pdms import score_scenes
+from reprolab.studies.bidrive.scenes import Scenes
 from reprolab.studies.bidrive.workflow_io import check_model, check_params
 
 LOG = logging.getLogger(__name__)
 
 
-def tuning_score(params: dict[str, Any], model: str, lr: float, seed: int) -> float:
+class TuningScenes:
+    """Each tuning seed's training and validation scenes, generated once and shared by the grid
+    points (the scenes of a seed do not depend on the grid point)."""
+
+    def __init__(self, params: dict[str, Any]) -> None:
+        self.params = params
+        self.device = resolve_device(str(params["device"]))
+        self.by_seed: dict[int, tuple[TrainingSet, Scenes]] = {}
+
+    def of(self, seed: int) -> tuple[TrainingSet, Scenes]:
+        """(training set, validation scenes) of `seed`."""
+        if seed not in self.by_seed:
+            train = TrainingSet(scene_set(self.params, seed, "train"), self.device)
+            self.by_seed[seed] = (train, scene_set(self.params, seed, "validation"))
+        return self.by_seed[seed]
+
+
+def tuning_score(
+    params: dict[str, Any], model: str, lr: float, seed: int, scenes: TuningScenes
+) -> float:
     """Mean validation PDMS of `model`'s row after training at `lr` on `seed`'s scenes."""
-    device = resolve_device(str(params["device"]))
-    data = TrainingSet(scene_set(params, seed, "train"), device)
-    trained, _ = train_model(params, model, data, lr, seed, device)
-    validation = scene_set(params, seed, "validation")
+    data, validation = scenes.of(seed)
+    trained, _ = train_model(params, model, data, lr, seed, scenes.device)
     planned = plan_scenes(params, {model: trained}, validation, seed, [model])
     return float(np.mean(score_scenes(planned.selected[model], validation).score))
 
@@ -56,11 +74,12 @@ def tune_model(
     check_model(model)
     grid = {"lr": [float(v) for v in params["tune"]["grid"][model]["lr"]]}
     start = time.perf_counter()
+    scenes = TuningScenes(params)
 
     def evaluate(values: dict[str, Any], seed: int) -> float:
         seed_everything(derive_seed(seed, STUDY, "tune", model), threads)
         lr = float(values["lr"])
-        return score_unless_diverged(lambda: tuning_score(params, model, lr, seed), LOG)
+        return score_unless_diverged(lambda: tuning_score(params, model, lr, seed, scenes), LOG)
 
     record = tune(model, grid, evaluate, seeds, "validation PDMS of the model's row", "max")
     record["setting"] = {"train": dict(params["train"]), "scenes": dict(params["scenes"])}
