@@ -201,8 +201,19 @@ def few_step_samples(run: RunContext, method: str, model) -> torch.Tensor:
         return euler_sample(model, n, run.dim, steps, generator)
     if method == "cd":
         return consistency_sample(model, n, run.dim, cd_times(run.params), generator)
-    start = model.sample(n, generator)[0]
-    return start / (1.0 - model.chain.times[0]) if method == "ntm" else start
+    if method == "ntm":
+        return rescaled(model, ntm_start(run, model))
+    return model.sample(n, generator)[0]
+
+
+def ntm_start(run: RunContext, model: TrajectoryModel) -> torch.Tensor:
+    """run.samples of NTM's x_{t_0} (its reverse chain's last state)."""
+    return model.sample(run.samples, run.generator("ntm", "sample"))[0]
+
+
+def rescaled(model: TrajectoryModel, start: torch.Tensor) -> torch.Tensor:
+    """x_{t_0}/(1 − t₀): NTM-K's output (module docstring)."""
+    return start / (1.0 - model.chain.times[0])
 
 
 def cd_times(params: dict[str, Any]) -> list[float]:
@@ -231,7 +242,6 @@ def run_job(
     cd, cd_curve = train_cd(run, fm, float(tuned["cd"]["lr"]))
     gauss, gauss_curve = train_trajectory(run, "gauss", float(tuned["gauss"]["lr"]))
     ntm, ntm_curve = train_trajectory(run, "ntm", float(tuned["ntm"]["lr"]))
-    trained = {"fm": fm, "gauss": gauss, "cd": cd, "ntm": ntm}
     samples = {
         names["reference"]: euler_sample(
             fm,
@@ -240,10 +250,14 @@ def run_job(
             int(params["reference_steps"]),
             run.generator("reference", "sample"),
         ),
-        **{names[m]: few_step_samples(run, m, model) for m, model in trained.items()},
+        **{
+            names[m]: few_step_samples(run, m, model)
+            for m, model in (("fm", fm), ("gauss", gauss), ("cd", cd))
+        },
     }
-    ntm_start = samples[names["ntm"]] * (1.0 - ntm.chain.times[0])
-    distilled = self_distil(run, ntm, ntm_start)
+    x_t0 = ntm_start(run, ntm)
+    samples[names["ntm"]] = rescaled(ntm, x_t0)
+    distilled = self_distil(run, ntm, x_t0)
     samples[names["tweedie"]] = distilled["tweedie"]
     samples[names["sd"]] = distilled["sd"]
     LOG.info("trained and sampled in %.1f s", time.perf_counter() - start)
