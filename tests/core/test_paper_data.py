@@ -132,6 +132,8 @@ def test_inputs_are_the_files_the_loaders_open():
         "data/raw/trec/train_5500.label",
         "data/raw/trec/TREC_10.label",
         f"data/raw/fineweb_edu/sample/10BT/{MANIFEST}",
+        f"data/raw/navsim/trainval_logs/{MANIFEST}",
+        f"data/raw/navsim/test_logs/{MANIFEST}",
     } == paths
 
 

@@ -1,5 +1,6 @@
 # bidrive: normalizing-flow trajectory planning (paper 11). Per trained planner one tuning job
-# (its learning rate on the tuning seeds; `snakemake bidrive_tune`), per seed one job that
+# (its learning rate on the tuning seeds; `snakemake bidrive_tune`), then one for the
+# distillation's learning rate (it distils the tuned teacher into the tuned student), per seed one job that
 # trains every planner, distils the teacher into the student and plans and scores the test
 # scenes with every row; the shared tail (tail.smk) writes the table, claims, provenance and
 # report. The study runs on the first `seed_count` seeds (docs/studies/bidrive.md).
@@ -10,9 +11,10 @@ from reprolab.studies.bidrive.workflow_io import row_names as bidrive_row_names
 BIDRIVE = section("bidrive")
 bidrive_check_params(BIDRIVE)
 BIDRIVE_SEEDS = SEEDS[: BIDRIVE["seed_count"]]
-BIDRIVE_TUNING = expand(
+BIDRIVE_MODEL_TUNING = expand(
     "data/bidrive/tuning/{bidrive_model}.json", bidrive_model=BIDRIVE_MODELS
 )
+BIDRIVE_TUNING = [*BIDRIVE_MODEL_TUNING, "data/bidrive/tuning/distilled.json"]
 BIDRIVE_RUNS = expand(
     "results/bidrive/runs/seed{seed}/{name}",
     seed=BIDRIVE_SEEDS,
@@ -24,6 +26,8 @@ BIDRIVE_MODEL_MINUTES = (1, 720)
 
 
 rule bidrive_tune_model:
+    input:
+        paper_data=paper_inputs("bidrive"),
     output:
         tuned="data/bidrive/tuning/{bidrive_model}.json",
     log:
@@ -49,9 +53,60 @@ rule bidrive_tune_model:
         "../scripts/bidrive_tune.py"
 
 
+rule bidrive_tune_distillation_seed:
+    input:
+        models=expand(
+            "data/bidrive/tuning/{bidrive_model}.json",
+            bidrive_model=["teacher", "student"],
+        ),
+        paper_data=paper_inputs("bidrive"),
+    output:
+        scores="data/bidrive/tuning/distilled/seed{tuning_seed}.json",
+    log:
+        "logs/bidrive/tune/distilled_seed{tuning_seed}.log",
+    wildcard_constraints:
+        tuning_seed=r"\d+",
+    conda:
+        "../../envs/torch.yaml"
+    threads: THREADS
+    resources:
+        **job_resources(
+            mem_mb=(2000, 64000),
+            runtime=tuple(
+                (2 + len(BIDRIVE["tune"]["grid"]["distilled"]["lr"])) * m
+                for m in BIDRIVE_MODEL_MINUTES
+            ),
+            gpus=1,
+        ),
+    params:
+        study=BIDRIVE,
+    script:
+        "../scripts/bidrive_tune_distillation_seed.py"
+
+
+rule bidrive_tune_distillation:
+    input:
+        scores=expand(
+            "data/bidrive/tuning/distilled/seed{tuning_seed}.json",
+            tuning_seed=TUNING_SEEDS,
+        ),
+    output:
+        tuned="data/bidrive/tuning/distilled.json",
+    log:
+        "logs/bidrive/tune/distilled.log",
+    localrule: True
+    conda:
+        "../../envs/torch.yaml"
+    params:
+        study=BIDRIVE,
+    script:
+        "../scripts/bidrive_tune_distillation.py"
+
+
 rule bidrive_run:
     input:
         tuning=BIDRIVE_TUNING,
+        paper_data=paper_inputs("bidrive"),
     output:
         metrics="results/bidrive/runs/seed{seed}/metrics.json",
         plans="results/bidrive/runs/seed{seed}/plans.h5",

@@ -690,6 +690,28 @@ def _ntm(values: Mapping[str, Any], config: Mapping[str, Any]) -> Iterator[Paper
                     yield _declare("ntm", name, path, IMAGE_FOLDER, spec[key])
 
 
+NAVSIM_LOGS = Source(
+    "OpenScene / NAVSIM v1 log pickles (one {log_name}.pkl per nuPlan log; nuPlan's licence)",
+    "On a machine with network access, download the OpenScene metadata of the split with "
+    "NAVSIM's download scripts (https://github.com/autonomousvision/navsim, "
+    "download/download_trainval.sh or download_test.sh; the `openscene_metadata_*` archives), "
+    "put its *.pkl logs in {folder}, then write the manifest:",
+    ("{manifest}",),
+)
+"""bidrive's log folders (`bidrive.scenes.navsim.trainval` and `.test`), read by
+reprolab.studies.bidrive.navsim.navsim_split."""
+
+
+def _bidrive(values: Mapping[str, Any], config: Mapping[str, Any]) -> Iterator[PaperInput]:
+    """The manifests of the trainval and test log folders, when the scenes are NAVSIM's."""
+    scenes = values["scenes"]
+    if scenes["source"] != "navsim":
+        return
+    for key in ("trainval", "test"):
+        folder = scenes["navsim"][key]
+        yield _declare("bidrive", None, f"{folder}/{MANIFEST}", NAVSIM_LOGS, folder)
+
+
 TRPR_BACKBONE = "backbone"
 """The key of trpr's backbone checkpoint: read by its tuning and run jobs, not its data jobs."""
 
@@ -726,6 +748,7 @@ DECLARATIONS: dict[str, Declaration] = {
     "overcorrection": _overcorrection,
     "ngpt_fp4": _ngpt_fp4,
     "ntm": _ntm,
+    "bidrive": _bidrive,
 }
 """Per study or preprocessing family: its paper-scale inputs, from (its section at the active
 scale, the whole configuration). A study reading only generated or bundled data has none."""

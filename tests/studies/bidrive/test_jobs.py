@@ -4,76 +4,41 @@ tuned rates used, byte-identical reruns, bad params refused."""
 from __future__ import annotations
 
 import copy
+import logging
+import math
 
 import numpy as np
 import pytest
+import torch
 
 from reprolab.core.io import read_h5, read_json
 from reprolab.core.tuning import read_tuning
-from reprolab.studies.bidrive.jobs import passes, run_job
-from reprolab.studies.bidrive.tune import tune_model
-from reprolab.studies.bidrive.workflow_io import TRAINED, check_params, row_names
+from reprolab.models.training import Diverged, score_unless_diverged
+from reprolab.studies.bidrive.jobs import build_model, passes, run_job, scene_set
+from reprolab.studies.bidrive.tune import (
+    distillation_scores,
+    tune_distillation,
+    tune_model,
+    validation_pdms,
+)
+from reprolab.studies.bidrive.workflow_io import (
+    DISTILLED,
+    TRAINED,
+    TUNED,
+    check_params,
+    row_names,
+)
+from tests.conftest import study_section
+from tests.studies.bidrive.test_navsim import navsim_spec
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
-
-PARAMS = {  # ci-sized; the study has no params.yaml section until it is registered
-    "scenes": {
-        "train": 64,
-        "test": 16,
-        "validation": 16,
-        "mix": [0.3, 0.4, 0.3],
-        "lanes": [2, 3],
-        "max_curvature": 0.003,
-        "curved_fraction": 0.5,
-        "speed_range": [6.0, 18.0],
-        "other_agent_rate": 0.4,
-        "lead_middle_lane": 0.5,
-    },
-    "models": {
-        "encoder_hidden": [16],
-        "teacher": {"blocks": 2, "hidden": [16], "element": "spline"},
-        "student": {"couplings": 4, "hidden": [16], "element": "spline"},
-        "fm": {"hidden": [16], "steps": 4},
-        "mlp": {"hidden": [16]},
-    },
-    "train": {"steps": 4, "batch": 16, "log_every": 2},
-    "distillation": {
-        "steps": 3,
-        "alpha_data": 1.0,
-        "alpha_forward": 1.0,
-        "alpha_reverse": 1.0,
-        "per_scene": 2,
-        "refresh": 2,
-        "reverse_samples": 1,
-    },
-    "selection": {"samples": 4, "temperature": 0.8},
-    "latent_optimization": {
-        "top": 2,
-        "steps": 2,
-        "lr": 0.05,
-        "weights": {"likelihood": 1.0, "collision": 10.0, "drivable": 10.0, "dynamics": 1.0},
-        "r_safe": 1.0,
-        "beta": 5.0,
-    },
-    "evaluation": {"plot_scenes": 3},
-    "device": "cpu",
-    "tune": {
-        "grid": {
-            "teacher": {"lr": [0.0003, 0.001]},
-            "student": {"lr": [0.0003, 0.001]},
-            "fm": {"lr": [0.0003, 0.001]},
-            "mlp": {"lr": [0.0003, 0.001]},
-        }
-    },
-    "claims": {"alpha": 0.05, "min_effect": 0.0, "pdms_margin": 0.02, "min_speedup": 5.0},
-}
+LOG = logging.getLogger(__name__)
 
 
 @pytest.fixture(scope="module")
 def params() -> dict:
-    """A ci-sized section (bidrive is not registered yet: no params.yaml section), with
-    two-point grids."""
-    return copy.deepcopy(PARAMS)
+    """The ci-scale section."""
+    return copy.deepcopy(study_section("bidrive", "ci"))
 
 
 @pytest.fixture(scope="module")
@@ -83,10 +48,18 @@ def tuned(params, tmp_path_factory) -> list[str]:
     for model in TRAINED:
         tune_model(params, model, [1000], folder / f"{model}.json")
         paths.append(str(folder / f"{model}.json"))
-    return paths
+    seed_files = [folder / f"distilled_seed{seed}.json" for seed in (1000, 1001)]
+    for seed, path in zip((1000, 1001), seed_files, strict=True):
+        distillation_scores(params, seed, paths[:2], path)
+    tune_distillation(params, seed_files, folder / f"{DISTILLED}.json")
+    return [*paths, str(folder / f"{DISTILLED}.json")]
 
 
-def test_every_planner_is_tuned_on_its_grid_by_validation_pdms(params, tuned):
+def test_every_planner_and_the_distillation_are_tuned_on_their_grids(params, tuned):
+    assert [read_tuning(path)["method"] for path in tuned] == list(TUNED)
+    distillation = read_tuning(tuned[-1])
+    assert distillation["setting"]["student_lr"] == read_tuning(tuned[1])["selected"]["lr"]
+    assert distillation["tuning_seeds"] == [1000, 1001]
     for path in tuned:
         record = read_tuning(path)
         assert [t["values"]["lr"] for t in record["trials"]] == (
@@ -108,7 +81,9 @@ def test_a_run_plans_and_scores_every_row_and_repeats_byte_for_byte(params, tune
         assert 0.0 <= row["PDMS"] <= 1.0 and 0.0 <= row["collision_rate"] <= 1.0
         assert row["passes"] == passes(params, key)
         assert (row["expert_nll"] is None) == (key in ("const_vel", "mlp", "fm"))
-    assert metrics["hyperparameters"]["teacher"] == read_tuning(tuned[0])["selected"]
+    for path in tuned:
+        record = read_tuning(path)
+        assert metrics["hyperparameters"][record["method"]] == record["selected"]
     plans = read_h5(tmp_path / "a" / "plans.h5")
     shown = params["evaluation"]["plot_scenes"]
     assert plans["plans"].shape == (len(names), shown, 8, 2)
@@ -140,6 +115,37 @@ def test_bad_params_are_named(params, path, value, expected):
 def test_missing_grid_is_named(params):
     bad = copy.deepcopy(params)
     del bad["tune"]["grid"]["fm"]
-    with pytest.raises(ValueError, match=r"bidrive.tune.grid: no grid for \['fm'\]"):
+    del bad["tune"]["grid"]["distilled"]
+    with pytest.raises(ValueError, match=r"bidrive.tune.grid: no grid for \['fm', 'distilled'\]"):
         check_params(bad)
     assert np.isfinite(params["claims"]["pdms_margin"])
+
+
+def test_navsim_scenes_are_the_same_for_every_seed(params, tmp_path):
+    navsim = copy.deepcopy(params)
+    navsim["scenes"].update(source="navsim", navsim=navsim_spec(tmp_path))
+    first, other = scene_set(navsim, 0, "train"), scene_set(navsim, 1, "train")
+    assert len(first) == 11
+    np.testing.assert_array_equal(first.ctx, other.ctx)
+    assert len(scene_set(navsim, 0, "validation")) == 5
+
+
+def test_distillation_scores_of_another_grid_are_refused(params, tuned, tmp_path):
+    other = copy.deepcopy(params)
+    other["tune"]["grid"]["distilled"]["lr"] = [0.5, 0.6]
+    seed_file = tmp_path / "seed1000.json"
+    distillation_scores(params, 1000, tuned[:2], seed_file)
+    with pytest.raises(ValueError, match=r"seed1000.json: scores for the rates .* \[0.5, 0.6\]"):
+        tune_distillation(other, [str(seed_file)], tmp_path / "distilled.json")
+
+
+def test_a_planner_with_non_finite_plans_is_a_diverged_grid_point(params):
+    validation = scene_set(params, 1000, "validation")
+    mlp = build_model(params, "mlp").fit_standardisation(validation.ctx, validation.expert)
+    with torch.no_grad():
+        mlp.head[-1].bias[3] = math.inf
+    with pytest.raises(Diverged, match=f"mlp: {len(validation)} of {len(validation)} validation"):
+        validation_pdms(params, "mlp", mlp.eval(), 1000, validation)
+    assert math.isnan(
+        score_unless_diverged(lambda: validation_pdms(params, "mlp", mlp, 1000, validation), LOG)
+    )

@@ -24,6 +24,7 @@ from reprolab.studies.bidrive.navsim import (
     FRAME_KEYS,
     SceneWindows,
     fit_curvature,
+    navsim_split,
     quaternion_yaw,
     read_log,
     read_navsim_folder,
@@ -411,6 +412,40 @@ def test_folder_errors(tmp_path):
         read_navsim_folder(tmp_path)
     with pytest.raises(ValueError, match="max_logs"):
         read_navsim_folder(tmp_path, max_logs=0)
+
+
+def navsim_spec(root: Path, validation_logs: int = 1) -> dict:
+    """bidrive's `scenes.navsim` params for a trainval folder of a straight, a curved and a
+    second straight log and a test folder of one curved log, under `root`."""
+    (root / "trainval").mkdir()
+    (root / "test").mkdir()
+    write(root / "trainval" / "a.pkl", straight_log())
+    write(root / "trainval" / "b.pkl", curve_log())
+    write(root / "trainval" / "c.pkl", straight_log(frames=16))
+    write(root / "test" / "t.pkl", curve_log())
+    return {
+        "trainval": str(root / "trainval"),
+        "test": str(root / "test"),
+        "validation_logs": validation_logs,
+        "stride": 1,
+        "missing": "extrapolate",
+    }
+
+
+def test_trainval_logs_split_at_a_log_boundary(tmp_path):
+    spec = navsim_spec(tmp_path)
+    train, validation = navsim_split(spec, "train"), navsim_split(spec, "validation")
+    assert len(train) == 9 + 2 and len(validation) == 5
+    np.testing.assert_array_equal(
+        validation.expert, scenes_from_log(straight_log(frames=16)).expert
+    )
+    np.testing.assert_array_equal(
+        navsim_split(spec, "test").expert, scenes_from_log(curve_log()).expert
+    )
+    with pytest.raises(ValueError, match=r"validation_logs: need 1 … 2 .* holds 3 logs\), got 3"):
+        navsim_split({**spec, "validation_logs": 3}, "validation")
+    with pytest.raises(ValueError, match="expected one of"):
+        navsim_split(spec, "dev")
 
 
 def test_unsafe_pickle_is_refused_before_it_runs(tmp_path):

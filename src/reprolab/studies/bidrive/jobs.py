@@ -44,6 +44,7 @@ from reprolab.studies.bidrive.latent_optimization import (
     PlanningContext,
     optimise_latents,
 )
+from reprolab.studies.bidrive.navsim import navsim_split
 from reprolab.studies.bidrive.pdms import (
     N_WAYPOINTS,
     SUB_SCORES,
@@ -76,8 +77,12 @@ def seeded(seed: int, *parts: object) -> torch.Generator:
 
 
 def scene_set(params: dict[str, Any], seed: int, split: str) -> Scenes:
-    """The `split` ("train", "test" or "validation") scenes of `seed` (params `scenes`)."""
+    """The `split` ("train", "test" or "validation") scenes of `seed` (params `scenes`):
+    generated when `scenes.source` is synthetic, read from the NAVSIM logs of `scenes.navsim`
+    (the same for every seed) when it is navsim."""
     spec = params["scenes"]
+    if spec["source"] == "navsim":
+        return navsim_split(spec["navsim"], split)
     return generate_scenes(
         int(spec[split]),
         derive_seed(seed, STUDY, "scenes", split),
@@ -291,6 +296,19 @@ def plan_scenes(
     return out
 
 
+def cost_weights(spec: dict[str, Any]) -> CostWeights:
+    """The latent optimisation's cost weights from params `latent_optimization`."""
+    weights = spec["weights"]
+    return CostWeights(
+        likelihood=float(weights["likelihood"]),
+        collision=float(weights["collision"]),
+        drivable=float(weights["drivable"]),
+        dynamics=float(weights["dynamics"]),
+        r_safe=float(spec["r_safe"]),
+        beta=float(spec["beta"]),
+    )
+
+
 def optimised_plans(
     params: dict[str, Any], student: FlowPlanner, drawn, scenes: Scenes
 ) -> np.ndarray:
@@ -301,15 +319,7 @@ def optimised_plans(
     order = drawn.log_prob.argsort(dim=1, descending=True, stable=True)[:, :top]
     z0 = torch.gather(drawn.latents, 1, order[..., None].expand(-1, -1, drawn.latents.shape[-1]))
     ctx = as_tensor(scenes.ctx, z0.device)
-    weights = spec["weights"]
-    costs = CostWeights(
-        likelihood=float(weights["likelihood"]),
-        collision=float(weights["collision"]),
-        drivable=float(weights["drivable"]),
-        dynamics=float(weights["dynamics"]),
-        r_safe=float(spec["r_safe"]),
-        beta=float(spec["beta"]),
-    )
+    costs = cost_weights(spec)
     planning = PlanningContext.from_scenes(scenes, device=z0.device)
     student.requires_grad_(False)
     plans, _, _ = optimise_latents(
@@ -379,7 +389,7 @@ def train_all(
             params, name, data, float(tuned[name]["lr"]), seed, device
         )
     models["distilled"], curves["distilled"] = distil(
-        params, models["teacher"], models["student"], data, float(tuned["student"]["lr"]), seed
+        params, models["teacher"], models["student"], data, float(tuned["distilled"]["lr"]), seed
     )
     return models, curves
 

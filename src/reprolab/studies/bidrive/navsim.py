@@ -648,48 +648,47 @@ def scenes_from_log(
     )
 
 
-def read_navsim_folder(
-    folder: str | Path,
-    max_logs: int | None = None,
-    options: SceneWindows = SceneWindows(),
-) -> Scenes:
-    """The scenes of the first `max_logs` (all when None) of the folder's ``*.pkl`` logs in
-    sorted name order, log after log (`read_log`, `scenes_from_log` with `options`).
-
-    A log that cannot be read or converted is skipped with a warning naming it and why. Raises
-    FileNotFoundError for a missing folder or one without ``*.pkl`` files, and ValueError when
-    no log could be read or the logs hold no scene."""
+def log_paths(folder: str | Path) -> list[Path]:
+    """The folder's ``*.pkl`` logs in sorted name order. Raises FileNotFoundError for a missing
+    folder or one without logs."""
     folder = Path(folder)
     if not folder.is_dir():
         raise FileNotFoundError(
             f"{folder}: no such folder (a folder of OpenScene/NAVSIM log pickles *.pkl expected)"
         )
-    if max_logs is not None and (
-        isinstance(max_logs, bool) or not isinstance(max_logs, int) or max_logs < 1
-    ):
-        raise ValueError(f"max_logs: need a positive integer or None, got {max_logs!r}")
     paths = sorted(p for p in folder.glob("*.pkl") if p.is_file())
     if not paths:
         raise FileNotFoundError(
             f"{folder}: no *.pkl log in the folder (OpenScene/NAVSIM logs "
             "are one {log_name}.pkl per log)"
         )
+    return paths
+
+
+def read_navsim_logs(
+    paths: Sequence[Path], options: SceneWindows = SceneWindows(), where: str = "logs"
+) -> Scenes:
+    """The scenes of the logs `paths`, log after log (`read_log`, `scenes_from_log` with
+    `options`); `where` names them in messages.
+
+    A log that cannot be read or converted is skipped with a warning naming it and why. Raises
+    ValueError when no log could be read or the logs hold no scene."""
     parts, skipped = [], []
-    for path in paths[:max_logs]:
+    for path in paths:
         try:
             frames = read_log(path)
             parts.append(scenes_from_log(frames, options, source=str(path)))
         except ValueError as exc:
             LOG.warning("skipped log %s: %s", path, exc)
-            skipped.append(f"{path.name} ({exc})")
+            skipped.append(f"{Path(path).name} ({exc})")
     if not parts:
         raise ValueError(
-            f"{folder}: no log could be read ({len(skipped)} tried): " + "; ".join(skipped)
+            f"{where}: no log could be read ({len(skipped)} tried): " + "; ".join(skipped)
         )
     scenes = concatenate_scenes(parts)
     if len(scenes) == 0:
         raise ValueError(
-            f"{folder}: {len(parts)} log(s) read but none holds a scene (a current frame with "
+            f"{where}: {len(parts)} log(s) read but none holds a scene (a current frame with "
             f"{options.history - 1} frames before it and {options.future} after it, 0.5 s "
             "apart"
             + (", with a route" if options.require_route else "")
@@ -699,7 +698,46 @@ def read_navsim_folder(
         "read %d scenes from %d logs in %s (%d skipped)",
         len(scenes),
         len(parts),
-        folder,
+        where,
         len(skipped),
     )
     return scenes
+
+
+def read_navsim_folder(
+    folder: str | Path,
+    max_logs: int | None = None,
+    options: SceneWindows = SceneWindows(),
+) -> Scenes:
+    """The scenes of the first `max_logs` (all when None) of the folder's ``*.pkl`` logs in
+    sorted name order (`log_paths`, `read_navsim_logs`)."""
+    if max_logs is not None and (
+        isinstance(max_logs, bool) or not isinstance(max_logs, int) or max_logs < 1
+    ):
+        raise ValueError(f"max_logs: need a positive integer or None, got {max_logs!r}")
+    return read_navsim_logs(log_paths(folder)[:max_logs], options, str(folder))
+
+
+SPLITS = ("train", "validation", "test")
+"""The splits `navsim_split` reads."""
+
+
+def navsim_split(spec: Mapping[str, Any], split: str) -> Scenes:
+    """The scenes of `split` from bidrive's params `scenes.navsim`: the logs of folder
+    `trainval` split at a log boundary (the last `validation_logs` logs in name order are the
+    validation split, the rest the training split, so that no validation window shares a frame
+    with a training window), and the logs of folder `test` as the test split; each cut into
+    windows every `stride` frames, agents missing from a future frame handled by `missing`."""
+    if split not in SPLITS:
+        raise ValueError(f"navsim split: expected one of {SPLITS}, got {split!r}")
+    options = SceneWindows(stride=int(spec["stride"]), missing=str(spec["missing"]))
+    if split == "test":
+        return read_navsim_logs(log_paths(spec["test"]), options, str(spec["test"]))
+    paths, held_out = log_paths(spec["trainval"]), int(spec["validation_logs"])
+    if not 1 <= held_out < len(paths):
+        raise ValueError(
+            f"bidrive.scenes.navsim.validation_logs: need 1 … {len(paths) - 1} (the folder "
+            f"{spec['trainval']} holds {len(paths)} logs), got {held_out}"
+        )
+    chosen = paths[-held_out:] if split == "validation" else paths[:-held_out]
+    return read_navsim_logs(chosen, options, f"{spec['trainval']} ({split} logs)")

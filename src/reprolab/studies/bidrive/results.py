@@ -52,8 +52,9 @@ COLUMNS = {
 """metrics.json key of a row → table column."""
 NOTES = (
     "Every trained planner ran at the learning rate its tuning job selected on the tuning "
-    "seeds (disjoint from the evaluation seeds; metrics.json `tuning`); the distilled student "
-    "at the student's. Every row of a seed plans the same test scenes, so rows pair by seed. "
+    "seeds (disjoint from the evaluation seeds; metrics.json `tuning`), and the distillation at "
+    "the rate its own tuning job selected (distilling the tuned teacher into the tuned student). "
+    "Every row of a seed plans the same test scenes, so rows pair by seed. "
     "Paired checks are one-sided paired t-tests over the seeds listed, Holm-corrected within "
     "the study; they hold when the mean difference points the claimed way by more than "
     "min_effect (beyond the margin for the non-inferiority check) and the adjusted p < alpha. "

@@ -10,6 +10,12 @@ TRAINED = ("teacher", "student", "fm", "mlp")
 teacher, the coupling-flow student (by maximum likelihood; distilled from it), the
 flow-matching planner and the regression MLP."""
 
+DISTILLED = "distilled"
+"""The distilled student: its distillation's learning rate has its own tuning job, after the
+teacher's and the student's."""
+TUNED = (*TRAINED, DISTILLED)
+"""Every tuning record a run job reads."""
+
 ROWS = {
     "const_vel": "ConstVel",
     "mlp": "MLP-L2",
@@ -37,8 +43,8 @@ def check_model(model: str) -> None:
 
 def check_params(params: dict[str, Any]) -> None:
     """ValueError naming the key when bidrive's params cannot run: a scene mix that is not
-    three shares summing to 1, more latents to optimise than samples, a tuned model without a
-    grid."""
+    three shares summing to 1, more latents to optimise than samples, a tuned model (or the
+    distillation) without a grid."""
     mix = [float(v) for v in params["scenes"]["mix"]]
     if len(mix) != 3 or abs(sum(mix) - 1.0) > 1e-9:
         raise ValueError(f"bidrive.scenes.mix: expected 3 shares summing to 1, got {mix}")
@@ -48,6 +54,6 @@ def check_params(params: dict[str, Any]) -> None:
             f"bidrive.latent_optimization.top: {top} latents from {samples} samples "
             "(bidrive.selection.samples)"
         )
-    missing = [m for m in TRAINED if m not in params["tune"]["grid"]]
+    missing = [m for m in TUNED if m not in params["tune"]["grid"]]
     if missing:
         raise ValueError(f"bidrive.tune.grid: no grid for {missing}")
