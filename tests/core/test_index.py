@@ -177,9 +177,9 @@ def test_a_built_row_has_its_counts_smoke_time_and_links(page: str):
     assert pem[4][2] == f"{load_papers().smoke_minutes['pem']:g}"
     assert pem[5][3] == ["pem/report.html", "pem/table.csv", "pem/claims.json"]
     assert "#pem" in pem[1][3]
-    for study in ("ndfa", "ssg", "normlift"):
+    for study in ("ndfa", "ssg", "norm_enforcement"):
         assert rows[study][5][3] == [] and rows[study][3][2] == "—"
-    assert rows["normlift"][4][2] == "—"  # no smoke time measured
+    assert rows["norm_enforcement"][4][2] == "—"  # no smoke time measured
     assert "2 cores" in page and "last refresh of dvc.lock" in page
 
 

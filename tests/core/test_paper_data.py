@@ -134,6 +134,18 @@ def test_inputs_are_the_files_the_loaders_open():
         f"data/raw/fineweb_edu/sample/10BT/{MANIFEST}",
         f"data/raw/navsim/trainval_logs/{MANIFEST}",
         f"data/raw/navsim/test_logs/{MANIFEST}",
+        *(
+            f"data/raw/normlift/scannet/{scene}/{MANIFEST}"
+            for scene in (
+                "scene0011_00",
+                "scene0050_00",
+                "scene0231_00",
+                "scene0378_00",
+                "scene0518_00",
+                "scene0000_00",
+                "scene0001_00",
+            )
+        ),
     } == paths
 
 

@@ -712,6 +712,30 @@ def _bidrive(values: Mapping[str, Any], config: Mapping[str, Any]) -> Iterator[P
         yield _declare("bidrive", None, f"{folder}/{MANIFEST}", NAVSIM_LOGS, folder)
 
 
+SCENE_FOLDER = Source(
+    "A reconstructed scene: a 3DGS point_cloud.ply, its undistorted COLMAP model in sparse/0, "
+    "per-image feature maps in features/<image>.npy, the protocol's text embeddings in text.npy "
+    "and the labelled mesh as labels.ply (ScanNet's <scene>_vh_clean_2.labels.ply)",
+    "Train 3DGS on the scene's undistorted images (e.g. gsplat), extract per-pixel features "
+    "(e.g. OpenSeg or LSeg) and the class-name text embeddings with the same encoder, lay them "
+    "out in {folder} as reprolab/studies/normlift/paper_scene.py describes, then write the "
+    "manifest:",
+    ("{manifest}",),
+)
+"""normlift's scene folders (`normlift.data.folder.scenes` and `.tuning_scenes`), read by
+reprolab.studies.normlift.paper_scene.scene_from_folder."""
+
+
+def _normlift(values: Mapping[str, Any], config: Mapping[str, Any]) -> Iterator[PaperInput]:
+    """The manifest of every evaluation and tuning scene folder, when scenes are real."""
+    data = values["data"]
+    if data["source"] != "folder":
+        return
+    for key in ("scenes", "tuning_scenes"):
+        for folder in data["folder"][key]:
+            yield _declare("normlift", None, f"{folder}/{MANIFEST}", SCENE_FOLDER, folder)
+
+
 TRPR_BACKBONE = "backbone"
 """The key of trpr's backbone checkpoint: read by its tuning and run jobs, not its data jobs."""
 
@@ -749,6 +773,7 @@ DECLARATIONS: dict[str, Declaration] = {
     "ngpt_fp4": _ngpt_fp4,
     "ntm": _ntm,
     "bidrive": _bidrive,
+    "normlift": _normlift,
 }
 """Per study or preprocessing family: its paper-scale inputs, from (its section at the active
 scale, the whole configuration). A study reading only generated or bundled data has none."""

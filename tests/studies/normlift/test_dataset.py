@@ -44,11 +44,11 @@ def test_select_views_renumbers_in_the_given_order():
 
 
 def test_the_scene_file_round_trips_and_is_byte_identical(tmp_path, data_spec):
-    scene = make_scene({"data": data_spec}, np.random.default_rng(0))
+    scene = make_scene(data_spec, np.random.default_rng(0))
     assert scene.features.shape == (len(lifting_views(scene)), 16 * 16, 8)
     first, second = tmp_path / "a.h5", tmp_path / "b.h5"
     write_scene(first, scene)
-    write_scene(second, make_scene({"data": data_spec}, np.random.default_rng(0)))
+    write_scene(second, make_scene(data_spec, np.random.default_rng(0)))
     digest = [hashlib.md5(p.read_bytes()).hexdigest() for p in (first, second)]
     assert digest[0] == digest[1]
     back = read_scene(first)

@@ -133,7 +133,26 @@ def train_run(
     Seeds are derived from `seed` alone (not the method), so every method starts from the same
     weights, B matrices and batch order. Metrics: final test/train accuracy, last-epoch mean
     training loss, final per-layer alignment and its mean over layers.
+
+    oneDNN is switched off: with torch 2.13 its CPU convolution backward corrupts the heap on
+    AMD EPYC (AVX2) processors ("corrupted double-linked list" in the tiny-ResNet test), so
+    convolutions run on ATen's own kernels. The MLPs of the smoke tasks do not use oneDNN (their
+    runs are bit-identical either way); on a GPU it is not used at all.
     """
+    with torch.backends.mkldnn.flags(enabled=False):
+        return _train_run(task, method, train, surrogate, split, seed, threads, progress)
+
+
+def _train_run(
+    task: dict,
+    method: str,
+    train: dict,
+    surrogate: dict,
+    split: Split,
+    seed: int,
+    threads: int,
+    progress: bool,
+) -> RunResult:
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; expected one of {METHODS}")
     seed_everything(derive_seed(seed, "ndfa", "init"), threads)

@@ -9,7 +9,7 @@ are made for the lifting views only (the held-out views are scored against groun
 
 The file (`write_scene` / `read_scene`) holds `gauss/*` (means, scales, opacity, labels),
 `cams/*` (K, Rt, held_out), `w/*` (g, v, p, w of every view), `feat` [V_lift, H, W, D] float16
-(renormalised on reading: lifting takes unit vectors), `gt2d` [V, H, W] int8 and `text` [C, D].
+(renormalised on reading: lifting takes unit vectors), `gt2d` [V, H, W] int16 and `text` [C, D].
 """
 
 from __future__ import annotations
@@ -112,9 +112,8 @@ def ground_truth(
     return np.where(mass.sum(axis=2) >= min_coverage, mass.argmax(axis=2), -1)
 
 
-def make_scene(params: Mapping[str, Any], rng: np.random.Generator) -> Scene:
-    """The scene of params `data` (sections scene, cameras, features) drawn from `rng`."""
-    data = params["data"]
+def make_scene(data: Mapping[str, Any], rng: np.random.Generator) -> Scene:
+    """The scene of params `normlift.data` (sections scene, cameras, features) from `rng`."""
     n_classes = int(data["classes"])
     gaussians = make_gaussians(data["scene"], n_classes, rng)
     cameras = make_cameras(data["cameras"], rng)
@@ -153,7 +152,6 @@ SCENE_DATASETS = (
 def write_scene(path: str | Path, scene: Scene) -> None:
     """The scene's HDF5 file (module docstring), atomically and without timestamps."""
     g, c, w = scene.gaussians, scene.cameras, scene.weights
-    size = c.height
     write_h5(
         path,
         {
@@ -168,8 +166,10 @@ def write_scene(path: str | Path, scene: Scene) -> None:
             "w/v": w.v.astype(np.int16),
             "w/p": w.p.astype(np.int32),
             "w/w": w.w,
-            "feat": scene.features.reshape(len(scene.features), size, size, -1).astype(np.float16),
-            "gt2d": scene.gt2d.reshape(-1, size, size).astype(np.int8),
+            "feat": scene.features.reshape(len(scene.features), c.height, c.width, -1).astype(
+                np.float16
+            ),
+            "gt2d": scene.gt2d.reshape(-1, c.height, c.width).astype(np.int16),
             "text": scene.text,
         },
     )

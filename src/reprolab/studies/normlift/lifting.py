@@ -37,6 +37,7 @@ outputs. `distill` uses torch; the caller sets torch's thread count.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Literal
 
@@ -324,7 +325,8 @@ def distill(
 ) -> np.ndarray:
     """Baseline: unconstrained f [G, D] fitted by `steps` Adam steps of size `lr` to
     L = mean over the covered pixels of ‖Σ_g w f_g − F_v(p)‖² (uncovered pixels add a constant
-    and are dropped), in float64 with a torch sparse COO matrix R (covered pixels × G) and the
+    and are dropped), in float64 with a torch sparse CSR matrix R (covered pixels × G; twice as
+    fast as COO on one thread) and the
     exact gradient (2/M) Rᵀ(R f − F). f starts as N(0, DISTILL_INIT_SCALE²) noise from a local
     generator seeded by `seed` (no global torch state is touched). Adam is written out with
     torch.optim.Adam's defaults (betas 0.9, 0.999, eps 1e-8): constructing torch.optim.Adam
@@ -337,10 +339,11 @@ def distill(
     index = torch.from_numpy(np.stack([row, weights.g]))
     values = torch.from_numpy(weights.w)
     size = (len(covered), weights.n_gaussians)
-    render = torch.sparse_coo_tensor(index, values, size, check_invariants=True).coalesce()
-    transposed = torch.sparse_coo_tensor(
-        index.flip(0), values, size[::-1], check_invariants=True
-    ).coalesce()
+    render = torch.sparse_coo_tensor(index, values, size, check_invariants=True)
+    transposed = torch.sparse_coo_tensor(index.flip(0), values, size[::-1], check_invariants=True)
+    with warnings.catch_warnings():  # "Sparse CSR tensor support is in beta state"
+        warnings.simplefilter("ignore", UserWarning)
+        render, transposed = (m.coalesce().to_sparse_csr() for m in (render, transposed))
     flat = np.asarray(features, dtype=np.float64).reshape(-1, features.shape[2])
     target = torch.from_numpy(flat[covered])
     generator = torch.Generator().manual_seed(seed)
@@ -350,8 +353,8 @@ def distill(
     second = torch.zeros_like(lifted)
     beta1, beta2 = ADAM_BETAS
     for step in range(1, steps + 1):
-        residual = torch.sparse.mm(render, lifted) - target
-        gradient = torch.sparse.mm(transposed, residual) * (2.0 / len(covered))
+        residual = render @ lifted - target
+        gradient = (transposed @ residual) * (2.0 / len(covered))
         first.mul_(beta1).add_(gradient, alpha=1.0 - beta1)
         second.mul_(beta2).addcmul_(gradient, gradient, value=1.0 - beta2)
         denominator = (second / (1.0 - beta2**step)).sqrt_().add_(ADAM_EPS)
