@@ -137,10 +137,16 @@ def train_run(
     oneDNN is switched off: with torch 2.13 its CPU convolution backward corrupts the heap on
     AMD EPYC (AVX2) processors ("corrupted double-linked list" in the tiny-ResNet test), so
     convolutions run on ATen's own kernels. The MLPs of the smoke tasks do not use oneDNN (their
-    runs are bit-identical either way); on a GPU it is not used at all.
+    runs are bit-identical either way); on a GPU it is not used at all. Only the switch itself
+    is set (not `torch.backends.mkldnn.flags()`, which also sets oneDNN's TF32 and precision
+    switches: a job at the native kernel level then died with SIGILL on that machine).
     """
-    with torch.backends.mkldnn.flags(enabled=False):
+    previous = torch.backends.mkldnn.enabled
+    torch.backends.mkldnn.enabled = False
+    try:
         return _train_run(task, method, train, surrogate, split, seed, threads, progress)
+    finally:
+        torch.backends.mkldnn.enabled = previous
 
 
 def _train_run(
