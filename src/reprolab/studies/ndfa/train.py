@@ -134,12 +134,12 @@ def train_run(
     weights, B matrices and batch order. Metrics: final test/train accuracy, last-epoch mean
     training loss, final per-layer alignment and its mean over layers.
 
-    oneDNN is switched off: with torch 2.13 its CPU convolution backward corrupts the heap on
-    AMD EPYC (AVX2) processors ("corrupted double-linked list" in the tiny-ResNet test), so
+    oneDNN is switched off: with torch 2.13 its CPU convolution backward at the pinned AVX2 level
+    (`ONEDNN_MAX_CPU_ISA=AVX2`) corrupts the heap on AMD EPYC processors ("corrupted size vs.
+    prev_size" in the tiny-ResNet test; at the processor's native AVX-512 level it does not), so
     convolutions run on ATen's own kernels. The MLPs of the smoke tasks do not use oneDNN (their
     runs are bit-identical either way); on a GPU it is not used at all. Only the switch itself
-    is set (not `torch.backends.mkldnn.flags()`, which also sets oneDNN's TF32 and precision
-    switches: a job at the native kernel level then died with SIGILL on that machine).
+    is set: `torch.backends.mkldnn.flags()` would also reset oneDNN's TF32 and precision switches.
     """
     previous = torch.backends.mkldnn.enabled
     torch.backends.mkldnn.enabled = False
