@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import dataclasses
 import math
 from html.parser import HTMLParser
 from pathlib import Path
@@ -14,7 +15,7 @@ from reprolab.core.claims import (
     sanity_check,
     tolerance_check,
 )
-from reprolab.core.index import write_index
+from reprolab.core.index import scoreboard, write_index
 from reprolab.core.io import write_json, write_text
 from reprolab.core.layout import CONTRACT_FILES, load_papers
 from reprolab.core.schemas import validate_claims
@@ -179,8 +180,16 @@ def test_a_built_row_has_its_counts_smoke_time_and_links(page: str):
     assert "#pem" in pem[1][3]
     for study in ("ndfa", "ssg", "norm_enforcement"):
         assert rows[study][5][3] == [] and rows[study][3][2] == "—"
-    assert rows["norm_enforcement"][4][2] == "—"  # no smoke time measured
     assert "2 cores" in page and "last refresh of dvc.lock" in page
+
+
+def test_a_paper_without_a_measured_smoke_time_shows_a_dash():
+    papers = load_papers()
+    unmeasured = dataclasses.replace(papers.papers[0], smoke_minutes=None)
+    board = scoreboard(dataclasses.replace(papers, papers=(unmeasured, *papers.papers[1:])), {})
+    rows = body_rows(tables(f"<html><body>{board}</body></html>")["scoreboard"])
+    assert rows[0][1][4][2] == "—"
+    assert rows[1][1][4][2] == f"{papers.papers[1].smoke_minutes:g}"
 
 
 def test_a_study_section_shows_its_table_and_every_kind_with_rule_and_numbers(page: str):

@@ -16,6 +16,7 @@ from reprolab.core.io import (
     recover_dir,
     write_h5,
     write_json,
+    write_jsonl,
 )
 
 
@@ -25,6 +26,16 @@ def test_json_is_canonical():
     data = json.loads(text)
     assert list(data) == ["a", "b", "c"]
     assert data["a"] == [0.3333333333, None]
+
+
+def test_jsonl_has_one_sorted_object_per_line(tmp_path: Path):
+    path = tmp_path / "records.jsonl"
+    write_jsonl(path, [{"b": 1, "a": [2]}, {"c": None}])
+    assert path.read_text() == '{"a": [2], "b": 1}\n{"c": null}\n'
+    assert [json.loads(line) for line in path.read_text().splitlines()] == [
+        {"a": [2], "b": 1},
+        {"c": None},
+    ]
 
 
 def test_failed_write_leaves_nothing(tmp_path: Path):

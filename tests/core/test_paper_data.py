@@ -188,6 +188,7 @@ def test_a_job_gets_its_entrys_inputs_and_its_owners_shared_ones():
         "models/gpt2-xl/config.json",
         "data/raw/wikitext/wikitext-103-train.txt",
     ]
+    assert inputs_of(inputs, "norm_enforcement") == ["models/Llama-3.1-8B-Instruct/config.json"]
 
 
 def test_a_zsre_stream_on_llama_is_declared_by_its_own_sources():

@@ -1,4 +1,5 @@
 import copy
+import dataclasses
 import importlib
 import math
 import re
@@ -19,6 +20,7 @@ from reprolab.core.params import (
     check_config,
     check_config_files,
     check_section,
+    dataclass_values,
     deep_merge,
     load_schema,
     load_yaml,
@@ -409,3 +411,20 @@ def test_the_workflow_rereads_its_config_files_as_params_check_does(tmp_path: Pa
     override.write_text("seeds: &s [0, 1]\ntuning_seeds: [1000]\n")
     with pytest.raises(ParamsError, match=r"override.yaml, line 1, column 8: YAML anchor '&s'"):
         check_config_files([ROOT / "params.yaml", override])
+
+
+def test_dataclass_values_name_missing_and_unknown_keys():
+    @dataclasses.dataclass(frozen=True)
+    class Spec:
+        rate: float
+        steps: int
+        label: str
+
+    assert dataclass_values(Spec, {"rate": 0.5, "steps": 2}, "x.spec", exclude=("label",)) == {
+        "rate": 0.5,
+        "steps": 2,
+    }
+    with pytest.raises(KeyError, match=r"x\.spec: missing key\(s\) \['steps'\]"):
+        dataclass_values(Spec, {"rate": 0.5}, "x.spec", exclude=("label",))
+    with pytest.raises(ValueError, match=r"x\.spec: unknown key\(s\) \['label'\]"):
+        dataclass_values(Spec, {"rate": 0.5, "steps": 2, "label": "a"}, "x.spec", ("label",))

@@ -16,7 +16,7 @@ import math
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -132,6 +132,11 @@ def dumps_json(data: Any) -> str:
 def write_json(path: str | Path, data: Any) -> None:
     """Write `data` as canonical JSON, atomically."""
     write_text(path, dumps_json(data))
+
+
+def write_jsonl(path: str | Path, records: Iterable[Mapping[str, Any]]) -> None:
+    """One JSON object per line, keys sorted, atomically."""
+    write_text(path, "".join(json.dumps(record, sort_keys=True) + "\n" for record in records))
 
 
 def read_json(path: str | Path) -> Any:

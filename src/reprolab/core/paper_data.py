@@ -736,6 +736,14 @@ def _normlift(values: Mapping[str, Any], config: Mapping[str, Any]) -> Iterator[
             yield _declare("normlift", None, f"{folder}/{MANIFEST}", SCENE_FOLDER, folder)
 
 
+def _norm_enforcement(values: Mapping[str, Any], config: Mapping[str, Any]) -> Iterator[PaperInput]:
+    """The language model's folder, when it plays the adaptive seats (paper scale)."""
+    agents = values["agents"]
+    if agents["backend"] == "language_model":
+        where = "norm_enforcement.agents.language_model"
+        yield _checkpoint("norm_enforcement", None, agents["language_model"]["folder"], where)
+
+
 TRPR_BACKBONE = "backbone"
 """The key of trpr's backbone checkpoint: read by its tuning and run jobs, not its data jobs."""
 
@@ -774,6 +782,7 @@ DECLARATIONS: dict[str, Declaration] = {
     "ntm": _ntm,
     "bidrive": _bidrive,
     "normlift": _normlift,
+    "norm_enforcement": _norm_enforcement,
 }
 """Per study or preprocessing family: its paper-scale inputs, from (its section at the active
 scale, the whole configuration). A study reading only generated or bundled data has none."""

@@ -17,10 +17,11 @@ yte's `__use_yte__` (docs/architecture.md, What a params file may do).
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 import json
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -137,6 +138,22 @@ def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str
         else:
             merged[key] = copy.deepcopy(value)
     return merged
+
+
+def dataclass_values(
+    cls: Any, section: Mapping[str, Any], where: str, exclude: Collection[str] = ()
+) -> dict[str, Any]:
+    """The values of `section` for the fields of dataclass `cls` other than `exclude`, for a
+    class built from a params section: a missing key is a KeyError and an unknown one a
+    ValueError, each naming `where` and the keys."""
+    names = [f.name for f in dataclasses.fields(cls) if f.name not in exclude]
+    missing = [name for name in names if name not in section]
+    if missing:
+        raise KeyError(f"{where}: missing key(s) {missing}")
+    unknown = sorted(set(section) - set(names))
+    if unknown:
+        raise ValueError(f"{where}: unknown key(s) {unknown} (the keys are {names})")
+    return {name: section[name] for name in names}
 
 
 def study_params(config: Mapping[str, Any], section: str) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from reprolab.core.io import atomic_path, write_h5
+from reprolab.core.io import write_h5, write_jsonl
 from reprolab.preprocess.video.synth import SceneSpec
 from reprolab.studies.visual_queries.items import Item
 from reprolab.studies.visual_queries.views import option_images, option_texts
@@ -51,14 +51,6 @@ def _record(item: Item, split: str) -> dict[str, Any]:
 
 def _state(rows: list[list[int]]) -> tuple[tuple[int, int, int], ...]:
     return tuple(tuple(int(v) for v in row) for row in rows)  # type: ignore[misc]
-
-
-def write_jsonl(path: str | Path, records: Sequence[dict[str, Any]]) -> None:
-    """One JSON object per line, keys sorted, atomically."""
-    with atomic_path(path) as tmp:
-        with open(tmp, "w") as handle:
-            for record in records:
-                handle.write(json.dumps(record, sort_keys=True) + "\n")
 
 
 def write_items(path: str | Path, splits: dict[str, Sequence[Item]]) -> None:

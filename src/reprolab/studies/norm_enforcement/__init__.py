@@ -1,0 +1,1 @@
+"""norm_enforcement (paper 14): enforcement mechanisms that agents cannot exploit."""
