@@ -60,6 +60,7 @@ cluster-check: install
 
 all: install
 	snakemake --cores 2 all
+	reprolab run-times
 
 # Restore data and results from the DVC remote, then order their file times along the DAG
 # (DVC writes them in no particular order; Snakemake would rerun a job whose input looks newer).

@@ -57,7 +57,7 @@ def rows(params: dict, weights: lf.Weights, features: np.ndarray, centers: np.nd
             lf.normalise(lf.back_project(weights, features).b), centers, knn["k"]
         ),
         "MaxW": lambda: lf.max_weight(weights, features),
-        "Distill": lambda: lf.distill(weights, features, distill["steps"], distill["lr"]),
+        "Distill": lambda: lf.distill(weights, features, distill["steps"], distill["lr"], 0),
     }
 
 

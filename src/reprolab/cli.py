@@ -121,6 +121,19 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
+def cmd_run_times(args: argparse.Namespace) -> int:
+    """Print where a workflow run's time went, per study and preprocessing family."""
+    from reprolab.core.layout import known_families, known_studies
+    from reprolab.core.run_times import format_breakdown, latest_log, parse_log
+
+    log = Path(args.log) if args.log else latest_log(args.root)
+    with open(log, encoding="utf-8") as handle:
+        jobs = parse_log(handle)
+    print(f"{log}:")
+    print(format_breakdown(jobs, [*known_studies(), *known_families()]))
+    return 0
+
+
 def cmd_fragility(args: argparse.Namespace) -> int:
     """Record, per study, which claim outcomes differ in a run at a second kernel level."""
     from reprolab.core.fragility import record_second_run
@@ -267,6 +280,16 @@ def build_parser() -> argparse.ArgumentParser:
     fragility.add_argument("--studies", nargs="+", metavar="ID", help="only these studies")
     fragility.add_argument("--params", default="params.yaml", help="params file of the runs")
     fragility.set_defaults(func=cmd_fragility)
+    times = sub.add_parser(
+        "run-times",
+        help="print where a workflow run's time went, per study",
+        description="Read a Snakemake log (the newest under .snakemake/log by default) and "
+        "print, per study and preprocessing family, its finished jobs, their summed time, its "
+        "share and the seconds per job, the slowest first (reprolab.core.run_times).",
+    )
+    times.add_argument("log", nargs="?", help="a Snakemake log file (default: the newest)")
+    times.add_argument("--root", default=".", help="the workflow whose newest log to read")
+    times.set_defaults(func=cmd_run_times)
     families = {
         "wsi": ("whole-slide images: tile slides, embed their tiles", _wsi_commands),
         "video": ("videos: extract frame-exact clips", _video_commands),

@@ -252,14 +252,14 @@ def planted_scene():
 
 def test_mode_vote_planted_unreliable_gaussian_takes_the_reliable_mode():
     features, rho, centers, a, b = planted_scene()
-    out = mode_vote(features, rho, centers, k=8, tau=0.5, tau_c=0.9)
+    out = mode_vote(features, rho, centers, k=8, tau=0.5, tau_c=0.9, passes=1)
     assert any(np.array_equal(out[0], features[j]) for j in (1, 2, 3))
     np.testing.assert_array_equal(out[1:4], features[1:4])
     # sequential: once Gaussian 0 holds a, the b Gaussians (ρ = 0.2, later) see 3.75 > 1.0
     assert all(any(np.array_equal(row, features[j]) for j in (1, 2, 3)) for row in out[4:9])
-    uniform = mode_vote(features, rho, centers, k=8, tau=0.5, tau_c=0.9, votes="uniform")
+    uniform = mode_vote(features, rho, centers, 8, 0.5, 0.9, 1, votes="uniform")
     np.testing.assert_array_equal(uniform[0], b)  # five votes beat three without reliability
-    averaged = mode_vote(features, rho, centers, k=8, tau=0.5, tau_c=0.9, mode_average=True)
+    averaged = mode_vote(features, rho, centers, 8, 0.5, 0.9, 1, mode_average=True)
     np.testing.assert_allclose(averaged[0], normalise(features[1:4].mean(axis=0)), atol=1e-12)
     assert averaged[0] @ a > 0.99
 
@@ -267,11 +267,11 @@ def test_mode_vote_planted_unreliable_gaussian_takes_the_reliable_mode():
 def test_mode_vote_without_votes_changes_nothing_and_checks_arguments():
     features, rho, centers, _, _ = planted_scene()
     zero = np.zeros_like(rho)
-    np.testing.assert_array_equal(mode_vote(features, zero, centers, k=4), features)
+    np.testing.assert_array_equal(mode_vote(features, zero, centers, 4, 0.5, 0.9, 1), features)
     with pytest.raises(ValueError, match="votes must be"):
-        mode_vote(features, rho, centers, k=4, votes="equal")
+        mode_vote(features, rho, centers, 4, 0.5, 0.9, 1, votes="equal")
     with pytest.raises(ValueError, match="agree on G"):
-        mode_vote(features, rho[:-1], centers, k=4)
+        mode_vote(features, rho[:-1], centers, 4, 0.5, 0.9, 1)
 
 
 def test_weighted_average_and_normalised_give_the_same_labels():
@@ -331,13 +331,13 @@ def test_distill_reduces_the_loss_and_is_deterministic():
     features = np.zeros((5, 40, 8))  # rendered from `truth`, so the optimum loss is 0
     for g, v, p, w in zip(weights.g, weights.v, weights.p, weights.w, strict=True):
         features[v, p] += w * truth[g]
-    start = distill(weights, features, steps=0, seed=3)
+    start = distill(weights, features, steps=0, lr=0.05, seed=3)
     assert np.abs(start).max() < 0.01  # small seeded noise
     trained = distill(weights, features, steps=60, lr=0.05, seed=3)
     assert trained.dtype == np.float64 and trained.shape == (30, 8)
     assert distill_loss(weights, features, trained) < 0.01 * distill_loss(weights, features, start)
     assert np.array_equal(trained, distill(weights, features, steps=60, lr=0.05, seed=3))
-    assert not np.array_equal(start, distill(weights, features, steps=0, seed=4))
+    assert not np.array_equal(start, distill(weights, features, steps=0, lr=0.05, seed=4))
 
 
 def test_render_labels_on_two_gaussians():

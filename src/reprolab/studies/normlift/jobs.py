@@ -194,11 +194,12 @@ def held_out_maps(labels: np.ndarray, prep: Prepared) -> np.ndarray:
     )
 
 
-def scores(labels: np.ndarray, prep: Prepared, low_support: float) -> dict[str, float]:
-    """Every score of one method's Gaussian labels (module docstring)."""
+def scores(
+    labels: np.ndarray, maps: np.ndarray, gt: np.ndarray, prep: Prepared, low_support: float
+) -> dict[str, float]:
+    """Every score of one method's Gaussian labels (module docstring), with `maps` the labels
+    rendered in the held-out views (`held_out_maps`) and `gt` those views' ground truth."""
     keep, truth, n = prep.observed, prep.scene.gaussians.labels, prep.scene.n_classes
-    maps = held_out_maps(labels, prep)
-    gt = prep.scene.gt2d[held_out_views(prep.scene)]
     foreground = gt >= 0
     low = keep & (prep.n_eff < low_support)
     right = labels == truth
@@ -287,17 +288,19 @@ def _run(
     evaluation = params["evaluation"]
     prep = prepare(read_scene(scene_path), float(evaluation["observed_weight"]))
     text = prep.scene.text
+    gt = prep.scene.gt2d[held_out_views(prep.scene)]
     per_method, arrays = {}, {}
     for method in params["methods"]:
         start = time.perf_counter()
         settings = settings_of(method, params, tuned)
         labels = lf.query_labels(lift(method, settings, prep, seed), text)
+        maps = held_out_maps(labels, prep)
         per_method[method] = {
-            **scores(labels, prep, float(evaluation["low_support"])),
+            **scores(labels, maps, gt, prep, float(evaluation["low_support"])),
             "work": work(method, settings, prep),
         }
         arrays[f"labels/{method}"] = labels.astype(np.int8)
-        arrays[f"held_out/{method}"] = held_out_maps(labels, prep).astype(np.int8)
+        arrays[f"held_out/{method}"] = maps.astype(np.int8)
         wall = time.perf_counter() - start
         print(f"seed {seed} {method}: 3-D mIoU {per_method[method]['miou_3d']:.3f}, {wall:.2f} s")
     correct = lf.query_labels(prep.unit, text) == prep.scene.gaussians.labels
@@ -321,7 +324,6 @@ def _run(
         "tuned": tuned,
     }
     write_json(out_dir / "metrics.json", out)
-    gt = prep.scene.gt2d[held_out_views(prep.scene)]
     write_h5(
         out_dir / "lifted.h5",
         {

@@ -247,10 +247,10 @@ def mode_vote(
     features: np.ndarray,
     rho: np.ndarray,
     centers: np.ndarray,
-    k: int = 16,
-    tau: float = 0.5,
-    tau_c: float = 0.9,
-    passes: int = 1,
+    k: int,
+    tau: float,
+    tau_c: float,
+    passes: int,
     votes: Literal["reliability", "uniform"] = "reliability",
     mode_average: bool = False,
 ) -> np.ndarray:
@@ -320,9 +320,7 @@ def knn_average(features: np.ndarray, centers: np.ndarray, k: int) -> np.ndarray
     return normalise(total)
 
 
-def distill(
-    weights: Weights, features: np.ndarray, steps: int = 100, lr: float = 0.05, seed: int = 0
-) -> np.ndarray:
+def distill(weights: Weights, features: np.ndarray, steps: int, lr: float, seed: int) -> np.ndarray:
     """Baseline: unconstrained f [G, D] fitted by `steps` Adam steps of size `lr` to
     L = mean over the covered pixels of ‖Σ_g w f_g − F_v(p)‖² (uncovered pixels add a constant
     and are dropped), in float64 with a torch sparse CSR matrix R (covered pixels × G; twice as
