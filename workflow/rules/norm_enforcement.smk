@@ -45,7 +45,11 @@ rule norm_enforcement_tune_environment:
         "../../envs/torch.yaml"
     threads: 1
     resources:
-        **job_resources(mem_mb=(2000, 64000), runtime=NORM_ENFORCEMENT_RUNTIME),
+        **job_resources(
+            mem_mb=(2000, 64000),
+            runtime=NORM_ENFORCEMENT_RUNTIME,
+            gpus=NORM_ENFORCEMENT_GPUS,
+        ),
     params:
         study=NORM_ENFORCEMENT,
         seeds=TUNING_SEEDS,
