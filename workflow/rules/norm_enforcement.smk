@@ -24,9 +24,9 @@ NORM_ENFORCEMENT_RUNS = expand(
     name=["metrics.json", "episodes.h5"],
 )
 # Minutes per job (smoke and ci, paper): a numpy simulation takes seconds per episode; at paper
-# scale a language model answers every adaptive seat every round.
+# scale a language model answers every adaptive seat every round, on the GPU every scale asks
+# for (the cluster profile sends a rule to the GPU partition by its name, whatever the scale).
 NORM_ENFORCEMENT_RUNTIME = (30, 1440)
-NORM_ENFORCEMENT_GPUS = int(NORM_ENFORCEMENT["agents"]["backend"] == "language_model")
 
 
 rule norm_enforcement_tune_environment:
@@ -48,7 +48,7 @@ rule norm_enforcement_tune_environment:
         **job_resources(
             mem_mb=(2000, 64000),
             runtime=NORM_ENFORCEMENT_RUNTIME,
-            gpus=NORM_ENFORCEMENT_GPUS,
+            gpus=1,
         ),
     params:
         study=NORM_ENFORCEMENT,
@@ -76,7 +76,7 @@ rule norm_enforcement_run:
         **job_resources(
             mem_mb=(2000, 64000),
             runtime=NORM_ENFORCEMENT_RUNTIME,
-            gpus=NORM_ENFORCEMENT_GPUS,
+            gpus=1,
         ),
     params:
         study=NORM_ENFORCEMENT,

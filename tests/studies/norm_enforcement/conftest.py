@@ -1,5 +1,6 @@
-"""Shared fixtures of the norm-enforcement tests: small params mirroring params.yaml's
-`norm_enforcement` section (its `enforcement`, `environment`, `agents` and `perception` blocks)."""
+"""Shared fixtures of the norm-enforcement tests: params shaped like the blocks of params.yaml's
+`norm_enforcement` section (`enforcement`, `environment`, `agents`, `perception`), with values of
+their own, so that the tests do not move when the study's settings do."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ ENFORCEMENT_SECTION = {
     "prior": [1.0, 4.0],
     "decay": 0.98,
 }
-"""params.yaml's `norm_enforcement.enforcement` block."""
+"""Shaped like params.yaml's `norm_enforcement.enforcement` block."""
 
 BASE_FINE = 0.5
 """The mechanisms' base fine (tuned per environment in the study; one grid value here)."""
@@ -56,7 +57,7 @@ ENVIRONMENT_PARAMS = {
         "deception_cost": 1.0,
     },
 }
-"""params.yaml's `norm_enforcement.environment` block."""
+"""Shaped like params.yaml's `norm_enforcement.environment` block."""
 
 
 @pytest.fixture
@@ -89,11 +90,12 @@ def environment_params() -> dict:
 
 @pytest.fixture
 def agent_spec() -> dict:
-    """params.yaml's `norm_enforcement.agents` (the numbers the bandit and periodic agents read)."""
+    """Shaped like params.yaml's `norm_enforcement.agents` (what the bandit and periodic agents
+    read)."""
     return {"exploration": 0.1, "step_size": 0.1, "period": 11}
 
 
 @pytest.fixture
 def perception() -> dict:
-    """params.yaml's `norm_enforcement.perception`."""
+    """Shaped like params.yaml's `norm_enforcement.perception`."""
     return {"tpr": 0.5, "fpr": 0.01}
