@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import json
 
 import h5py
 import pytest
@@ -16,8 +17,9 @@ from reprolab.studies.norm_enforcement.jobs import (
     tuning_key,
 )
 from reprolab.studies.norm_enforcement.tune import tune_environment
-from reprolab.studies.norm_enforcement.workflow_io import tuned_mechanisms
+from reprolab.studies.norm_enforcement.workflow_io import check_params, tuned_mechanisms
 from tests.conftest import study_section
+from tests.studies.overcorrection.fixtures import save_tiny_lm
 
 
 @pytest.fixture(scope="module")
@@ -83,3 +85,40 @@ def test_a_rerun_is_byte_identical(done, params, tmp_path):
 def test_a_fined_mechanism_without_its_record_is_named(params):
     with pytest.raises(ValueError, match=tuning_key("fishery", "robust")):
         enforcement_for(params, "fishery", "robust", {})
+
+
+def test_a_language_model_plays_the_adaptive_seats_and_its_transcripts_are_written(
+    params, tmp_path, no_network
+):
+    """The paper scale's backend end to end, on a tiny random model: every adaptive seat's
+    observation is answered by the model (random weights rarely write valid JSON, so most
+    answers fall back, each failure recorded), and the run writes transcripts.jsonl."""
+    folder = save_tiny_lm(tmp_path / "model", "llama", ["violate", "report", "true", "false"])
+    small = {
+        **params,
+        "methods": ["none", "robust"],
+        "environments": ["fishery"],
+        "rounds": 2,
+        "populations": {},
+        "population_mechanisms": [],
+        "agents": {
+            **params["agents"],
+            "backend": "language_model",
+            "language_model": {
+                "folder": str(folder),
+                "max_new_tokens": 4,
+                "device": "cpu",
+                "dtype": "float32",
+            },
+        },
+    }
+    check_params(small)
+    records = {"robust": tmp_path / "robust.json"}
+    tune_environment({**small, "tune": {"grid": {"fine": [1.0]}}}, "fishery", [1000], records)
+    run_job(small, 0, list(records.values()), tmp_path / "run")
+    lines = (tmp_path / "run" / "transcripts.jsonl").read_text().splitlines()
+    adaptive = small["population"]["adaptive"]
+    assert len(lines) == 2 * 2 * adaptive  # rounds x mechanisms x adaptive seats (none suspended)
+    first = json.loads(lines[0])
+    assert set(first) == {"prompt", "raw", "action", "error"}
+    assert "Norm: Do not catch more than your quota." in first["prompt"]

@@ -101,10 +101,14 @@ def play(
 
 
 def language_model(params: Mapping[str, Any]) -> Actor | None:
-    """The local language model that plays the adaptive seats, or None for the bandits."""
+    """The local language model that plays the adaptive seats (its params: folder, answer length,
+    device, precision; a parse failure plays comply-and-report-nobody), or None for the
+    bandits."""
     agents = params["agents"]
     if agents["backend"] != "language_model":
         return None
+    import torch
+
     from reprolab.core.determinism import resolve_device
     from reprolab.studies.norm_enforcement.actions import Action
     from reprolab.studies.norm_enforcement.language_agent import LanguageModelAgent
@@ -115,6 +119,7 @@ def language_model(params: Mapping[str, Any]) -> Actor | None:
         int(spec["max_new_tokens"]),
         Action(violate=False),
         resolve_device(spec["device"]),
+        getattr(torch, spec["dtype"]),
     )
 
 
