@@ -1,22 +1,29 @@
-"""Frame-exact clip reading against plain PyAV, in the same run, on a long-GOP H.264 file.
+"""Frame-exact clip reading against plain PyAV and TorchCodec, in the same run, on a long-GOP file.
 
 Makes one video with the ffmpeg of the imageio-ffmpeg wheel (lavfi testsrc2, 320x240, 30 fps,
 `--frames` frames, GOP 250, 3 B-frames, yuv420p: what a camera or a web video looks like) and
 times:
 
-(a) uniform sampling of 16 frames: `read_frames` (index from the packets, forward decode,
-    seeking only across keyframes) against the usual PyAV loop that, for each frame, seeks to
-    its timestamp (`container.seek(pts, stream=...)` lands on the keyframe before it) and
-    decodes forward to the first frame at or after it; target >= 3x;
+(a) uniform sampling of 16 frames: `read_frames` on one thread and on `--threads` threads
+    (keyframe intervals read concurrently) against the usual PyAV loop that, for each frame,
+    seeks to its timestamp (`container.seek(pts, stream=...)` lands on the keyframe before it)
+    and decodes forward to the first frame at or after it (target >= 3x in wall time), and
+    against TorchCodec's exact mode (`VideoDecoder(seek_mode="exact").get_frames_at`, the
+    anchor people would pick; target: no slower);
 (b) a full sequential decode: `decode_all` against PyAV's own
     `for frame in container.decode(video=0): frame.to_ndarray(format="rgb24")`; target >= 0.9x.
 
-Both sides are checked against the reference frames (a full sequential decode) and the result
-is printed. The two sides of each comparison run alternately, `--repeat` times each, and each
-figure is the median (wall and CPU time of this process: the machine may be shared). Timings
-are printed, never asserted.
+Every side is checked against the reference frames (a full sequential decode): equal, or, for
+TorchCodec (its own YUV to RGB conversion), the largest pixel difference. TorchCodec is a
+benchmark-only dependency: `pip install -r benchmarks/requirements.txt`, with FFmpeg's shared
+libraries from Debian (`apt-get install libavcodec59 libavformat59 libavutil57 libswscale6
+libswresample4 libavdevice59 libavfilter8`); without it the benchmark says why and goes on.
+The sides of each comparison run alternately, `--repeat` times each, and each figure is the
+median (wall time, and CPU time of this process over all its threads: the machine may be
+shared); frames per CPU-second are printed beside the wall times. Timings are printed, never
+asserted.
 
-    python benchmarks/video_frames.py [--frames 1800] [--repeat 3] [--dir PATH]
+    python benchmarks/video_frames.py [--frames 1800] [--repeat 5] [--threads 2] [--dir PATH]
 """
 
 from __future__ import annotations
@@ -28,7 +35,9 @@ import statistics
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import av
 import imageio_ffmpeg
@@ -78,28 +87,76 @@ def plain_decode(path: Path) -> np.ndarray:
         return np.stack([frame.to_ndarray(format="rgb24") for frame in container.decode(video=0)])
 
 
-def compare(repeat: int, ours, theirs, *args) -> tuple[dict, dict]:
-    """Run `ours(*args)` and `theirs(*args)` alternately `repeat` times; per side the median
-    and best wall seconds, the median CPU seconds (this process) and the last result."""
-    runs = {"ours": ([], [], None), "theirs": ([], [], None)}
+def decode_all_frames(path: Path) -> np.ndarray:
+    """The frames of `decode_all` (the side of (b) that is ours)."""
+    return decode_all(path).frames
+
+
+def torchcodec_reader() -> tuple[Callable | None, str]:
+    """TorchCodec's exact-mode frame reader (frames as uint8 [T, H, W, 3]) and its version, or
+    None and why it cannot run here."""
+    try:
+        import torchcodec
+        from torchcodec.decoders import VideoDecoder
+    except (ImportError, OSError, RuntimeError) as exc:
+        return None, f"{type(exc).__name__}: {str(exc).splitlines()[0]}"
+
+    def read(path: Path, indices: np.ndarray) -> np.ndarray:
+        decoder = VideoDecoder(str(path), seek_mode="exact")
+        batch = decoder.get_frames_at(indices=[int(i) for i in indices])
+        return batch.data.permute(0, 2, 3, 1).numpy()
+
+    return read, torchcodec.__version__
+
+
+def compare(repeat: int, sides: dict[str, Callable], *args: Any) -> dict[str, dict]:
+    """Run every side on `args` in turn, `repeat` rounds; per side the median and best wall
+    seconds, the median CPU seconds (this process, all threads) and the last result."""
+    runs: dict[str, dict] = {name: {"walls": [], "cpus": []} for name in sides}
     for _ in range(repeat):
-        for name, function in (("ours", ours), ("theirs", theirs)):
-            walls, cpus, _ = runs[name]
+        for name, function in sides.items():
             wall, cpu = time.perf_counter(), time.process_time()
-            result = function(*args)
-            walls.append(time.perf_counter() - wall)
-            cpus.append(time.process_time() - cpu)
-            runs[name] = (walls, cpus, result)
-    return tuple(
-        {"wall": statistics.median(w), "best": min(w), "cpu": statistics.median(c), "result": r}
-        for w, c, r in runs.values()
+            runs[name]["result"] = function(*args)
+            runs[name]["walls"].append(time.perf_counter() - wall)
+            runs[name]["cpus"].append(time.process_time() - cpu)
+    return {
+        name: {
+            "wall": statistics.median(run["walls"]),
+            "best": min(run["walls"]),
+            "cpu": statistics.median(run["cpus"]),
+            "result": run["result"],
+        }
+        for name, run in runs.items()
+    }
+
+
+def pixels(frames: np.ndarray, reference: np.ndarray) -> str:
+    """'exact', or how far `frames` are from `reference` (largest difference, share equal)."""
+    if frames.shape != reference.shape:
+        return f"shape {frames.shape} against {reference.shape}"
+    if np.array_equal(frames, reference):
+        return "exact"
+    difference = np.abs(frames.astype(np.int16) - reference.astype(np.int16))
+    return (
+        f"not exact: largest difference {int(difference.max())}, mean {difference.mean():.2f}, "
+        f"{(difference == 0).mean():.1%} of values equal"
+    )
+
+
+def report(label: str, side: dict, frames: int, reference: np.ndarray) -> None:
+    """One line: wall and CPU seconds, frames per CPU-second and the pixel check."""
+    print(
+        f"    {label:<34} {side['wall']:.3f} s wall (best {side['best']:.3f}), CPU "
+        f"{side['cpu']:.3f} s = {frames / side['cpu']:.0f} frames per CPU-second; "
+        f"{pixels(side['result'], reference)}"
     )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--frames", type=int, default=1800)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=2, help="read_frames threads")
     parser.add_argument("--dir", type=Path, default=None, help="keep the video here")
     args = parser.parse_args()
     folder = args.dir or Path(tempfile.mkdtemp(prefix="video_frames_bench_"))
@@ -115,28 +172,51 @@ def main() -> int:
         )
         reference = decode_all(path).frames
         indices = sample_indices(manifest["frame_count"], manifest["fps"], 16, "uniform")
+        wanted = reference[indices]
+        torchcodec_read, version = torchcodec_reader()
+        sides = {
+            "read_frames, 1 thread": lambda p, i: read_frames(p, i).frames,
+            f"read_frames, {args.threads} threads": lambda p, i: (
+                read_frames(p, i, threads=args.threads).frames
+            ),
+            "naive seek-per-frame loop": naive_seek_loop,
+        }
+        if torchcodec_read is not None:
+            sides[f"TorchCodec {version}, exact mode"] = torchcodec_read
+        sampled = compare(args.repeat, sides, path, indices)
+        print(f"(a) 16 uniform frames of {len(reference)}:")
+        for label, side in sampled.items():
+            report(label, side, len(indices), wanted)
+        if torchcodec_read is None:
+            print(f"    TorchCodec: cannot run here ({version})")
+        naive = sampled["naive seek-per-frame loop"]
+        for label, side in sampled.items():
+            if label.startswith("read_frames"):
+                print(
+                    f"    {label}: {naive['wall'] / side['wall']:.2f}x the naive loop in wall "
+                    f"time (best runs {naive['best'] / side['best']:.2f}x, CPU time "
+                    f"{naive['cpu'] / side['cpu']:.2f}x; target >= {TARGET_SAMPLED}x)"
+                )
+                if torchcodec_read is not None:
+                    anchor = sampled[f"TorchCodec {version}, exact mode"]
+                    print(
+                        f"    {label}: {anchor['wall'] / side['wall']:.2f}x TorchCodec's "
+                        f"speed in wall time (CPU time {anchor['cpu'] / side['cpu']:.2f}x; "
+                        f"target >= 1x)"
+                    )
 
-        ours, naive = compare(args.repeat, read_frames, naive_seek_loop, path, indices)
-        exact = np.array_equal(ours["result"].frames, reference[indices])
-        print(f"(a) read_frames, 16 uniform frames: {ours['wall']:.3f} s "
-              f"(CPU {ours['cpu']:.3f} s), exact: {exact}")  # fmt: skip
-        exact = np.array_equal(naive["result"], reference[indices])
-        print(f"    naive seek-per-frame loop:      {naive['wall']:.3f} s "
-              f"(CPU {naive['cpu']:.3f} s), exact: {exact}")  # fmt: skip
-        print(f"    ratio {naive['wall'] / ours['wall']:.2f}x faster (best runs "
-              f"{naive['best'] / ours['best']:.2f}x, CPU time {naive['cpu'] / ours['cpu']:.2f}x; "
-              f"target >= {TARGET_SAMPLED}x)")  # fmt: skip
-
-        ours, plain = compare(args.repeat, decode_all, plain_decode, path)
-        count = len(plain["result"])
-        same = np.array_equal(ours["result"].frames, plain["result"])
-        print(f"(b) decode_all, all {count} frames: {ours['wall']:.3f} s "
-              f"(CPU {ours['cpu']:.3f} s), equals PyAV's loop: {same}")  # fmt: skip
-        print(f"    PyAV decode loop:               {plain['wall']:.3f} s "
-              f"(CPU {plain['cpu']:.3f} s)")  # fmt: skip
-        print(f"    ratio {plain['wall'] / ours['wall']:.2f}x of PyAV's speed (best runs "
-              f"{plain['best'] / ours['best']:.2f}x, CPU time {plain['cpu'] / ours['cpu']:.2f}x; "
-              f"target >= {TARGET_SEQUENTIAL}x)")  # fmt: skip
+        full = compare(
+            args.repeat, {"decode_all": decode_all_frames, "PyAV decode loop": plain_decode}, path
+        )
+        print(f"(b) all {len(reference)} frames:")
+        for label, side in full.items():
+            report(label, side, len(reference), reference)
+        ours, plain = full["decode_all"], full["PyAV decode loop"]
+        print(
+            f"    ratio {plain['wall'] / ours['wall']:.2f}x of PyAV's speed (best runs "
+            f"{plain['best'] / ours['best']:.2f}x, CPU time {plain['cpu'] / ours['cpu']:.2f}x; "
+            f"target >= {TARGET_SEQUENTIAL}x)"
+        )
     finally:
         if args.dir is None:
             shutil.rmtree(folder, ignore_errors=True)

@@ -8,11 +8,13 @@ import av
 import numpy as np
 import pytest
 
-from reprolab.preprocess.video.decode import decode_all, read_frames
+from reprolab.preprocess.video.decode import _keyframe_groups, decode_all, read_frames
 from reprolab.preprocess.video.probe import (
     VideoDecodeError,
     VideoError,
     VideoOpenError,
+    index_stream,
+    open_video,
     probe_video,
 )
 from reprolab.preprocess.video.sampling import sample_indices
@@ -53,12 +55,13 @@ def test_decode_all_equals_plain_pyav_single_threaded(videos, references):
     np.testing.assert_array_equal(references["long_gop.mp4"].frames, np.stack(plain))
 
 
+@pytest.mark.parametrize("threads", [1, 3])
 @pytest.mark.parametrize("name", GOOD)
-def test_read_frames_equals_decode_all(videos, references, name):
+def test_read_frames_equals_decode_all(videos, references, name, threads):
     reference = references[name]
     count = len(reference.frames)
     for strategy, indices in _requests(count, 25.0).items():
-        clip = read_frames(videos[name], indices)
+        clip = read_frames(videos[name], indices, threads=threads)
         assert clip.indices.tolist() == list(indices), strategy
         np.testing.assert_array_equal(clip.frames, reference.frames[indices], err_msg=strategy)
         np.testing.assert_array_equal(clip.pts_seconds, reference.pts_seconds[indices])
@@ -83,7 +86,18 @@ def test_truncated_file_gives_the_frames_it_has_and_fails_on_the_rest(videos, re
     with pytest.raises(VideoDecodeError, match="truncated.mp4: decoding failed"):
         read_frames(videos["truncated.mp4"], [count - 1])
     with pytest.raises(VideoDecodeError, match="truncated.mp4: decoding failed"):
+        read_frames(videos["truncated.mp4"], [0, 7, 14, count - 1], threads=2)
+    with pytest.raises(VideoDecodeError, match="truncated.mp4: decoding failed"):
         decode_all(videos["truncated.mp4"])
+
+
+def test_keyframe_groups_split_only_across_keyframes(videos):
+    container, stream = open_video(videos["cfr_bframes.mp4"])  # a keyframe every 12 frames
+    with container:
+        index = index_stream(container, stream)
+    wanted = np.array([0, 5, 11, 12, 30, 59])
+    groups = _keyframe_groups(index, wanted)
+    assert [group.tolist() for group in groups] == [[0, 5, 11], [12], [30], [59]]
 
 
 def test_out_of_range_names_file_index_and_count(videos):

@@ -1,9 +1,15 @@
-"""extract_frames over a folder with good and bad videos: statuses, clips.h5, determinism."""
+"""extract_frames over a folder with good and bad videos: statuses, clips.h5, determinism, and
+the worker processes (reused across videos, replaced after a timeout or a crash, ended with a
+killed batch)."""
 
 from __future__ import annotations
 
 import os
+import resource
 import shutil
+import signal
+from collections.abc import Iterator
+from pathlib import Path
 
 import h5py
 import numpy as np
@@ -11,11 +17,13 @@ import pandas as pd
 import pytest
 
 from reprolab.core.io import read_json
+from reprolab.preprocess.video import frames
 from reprolab.preprocess.video.decode import read_frames
 from reprolab.preprocess.video.encode import write_mp4
-from reprolab.preprocess.video.frames import FrameOptions, extract_frames
+from reprolab.preprocess.video.frames import FrameOptions, extract_frames, process_video
 from reprolab.preprocess.video.resize import resize_clip
 from reprolab.preprocess.video.sampling import sample_indices
+from tests.core.test_parent_death import kill_once_started, needs_proc
 from tests.preprocess.video.conftest import BAD, GOOD, pattern_frames
 
 EXPECTED = {
@@ -34,6 +42,48 @@ def _folder(tmp_path, videos, names):
     for name in names:
         shutil.copy(videos[name], folder / name)
     return folder
+
+
+def _copies(tmp_path: Path, videos: dict[str, Path], names: dict[str, str]) -> Path:
+    """A folder with a copy of test video `names[new]` as `new`, for each new name."""
+    folder = tmp_path / "videos"
+    folder.mkdir()
+    for new, name in names.items():
+        shutil.copy(videos[name], folder / new)
+    return folder
+
+
+def recording_pids(path: Path, probe_path: Path, options: FrameOptions) -> dict:
+    """`process_video` that first writes its worker's pid to `pids/<stem>` in the output folder,
+    then ends the worker on `crash.mp4` (`os._exit(3)`) and `segv.mp4` (SIGSEGV), as a crash in
+    a native decoder would. The parent sends it to the workers by reference: each fresh worker
+    imports this test module to run it."""
+    pids = probe_path.parent.parent / "pids"
+    pids.mkdir(exist_ok=True)
+    (pids / path.stem).write_text(str(os.getpid()))
+    if path.stem == "crash":
+        os._exit(3)
+    if path.stem == "segv":
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # no core file in the working folder
+        os.kill(os.getpid(), signal.SIGSEGV)
+    return process_video(path, probe_path, options)
+
+
+def worker_pids(out_dir: Path) -> dict[str, int]:
+    """Video stem -> pid of the worker that was given it (written by `recording_pids`)."""
+    return {p.name: int(p.read_text()) for p in (out_dir / "pids").iterdir()}
+
+
+def in_process_last_first(jobs: list, options: FrameOptions, workers: int) -> Iterator:
+    """A reference for `frames._results`: every video processed here, in this process, with no
+    worker, and handed over last first (the writer must put them back in name order)."""
+    results = [process_video(path, probe_path, options) for path, probe_path in jobs]
+    yield from reversed(list(enumerate(results)))
+
+
+def outputs(out_dir: Path) -> dict[str, bytes]:
+    """Relative path -> bytes of every file under `out_dir`."""
+    return {str(p.relative_to(out_dir)): p.read_bytes() for p in out_dir.rglob("*") if p.is_file()}
 
 
 def test_batch_survives_bad_files_and_a_hang(tmp_path, videos):
@@ -77,6 +127,92 @@ def test_outputs_are_byte_identical_across_runs_and_worker_counts(tmp_path, vide
         extract_frames(folder, tmp_path / run, options, workers=workers, show_progress=False)
     for name in ("clips.h5", "index.csv", "process_list.csv", "probe/vfr.json"):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
+
+
+def test_outputs_match_an_in_process_reference_for_any_worker_count(tmp_path, videos, monkeypatch):
+    """Nine videos, good and bad, through one worker and through two: every output file is the
+    same bytes as when each video is processed in this process and handed over in reverse."""
+    folder = _folder(tmp_path, videos, (*GOOD, *BAD))
+    options = FrameOptions(num_frames=8, size=(32, 40))
+    with monkeypatch.context() as patch:
+        patch.setattr(frames, "_results", in_process_last_first)
+        extract_frames(folder, tmp_path / "reference", options, show_progress=False)
+    reference = outputs(tmp_path / "reference")
+    assert len(reference) == 3 + 6  # clips.h5, index.csv, process_list.csv and 6 probe files
+    for workers in (1, 2):
+        out = tmp_path / f"workers{workers}"
+        extract_frames(folder, out, options, workers=workers, show_progress=False)
+        assert outputs(out) == reference, workers
+
+
+def test_a_worker_serves_many_videos(tmp_path, videos, monkeypatch):
+    """Seven videos (two that fail) go to one worker process with `workers=1`, to two with
+    `workers=2`, and the results are those of unpatched runs."""
+    folder = _folder(tmp_path, videos, (*GOOD, "truncated.mp4", "text.mp4"))
+    options = FrameOptions(num_frames=4)
+    expected = extract_frames(folder, tmp_path / "plain", options, show_progress=False)
+    monkeypatch.setattr(frames, "process_video", recording_pids)
+    for workers in (1, 2):
+        out = tmp_path / f"workers{workers}"
+        frame = extract_frames(folder, out, options, workers=workers, show_progress=False)
+        pd.testing.assert_frame_equal(frame, expected)
+        pids = worker_pids(out)
+        assert len(pids) == 7 and len(set(pids.values())) == workers, pids
+
+
+def test_a_timed_out_worker_is_replaced(tmp_path, videos, monkeypatch):
+    """With one worker: the worker that hangs on the second video is killed at its deadline and
+    a fresh worker does the two videos after it."""
+    folder = _copies(tmp_path, videos, {"a.mp4": "cfr_bframes.mp4", "m.mp4": "vfr.mp4",
+                                        "z.mp4": "long_gop.mp4"})  # fmt: skip
+    os.mkfifo(folder / "hang.mp4")  # opening it blocks forever: nobody writes to it
+    monkeypatch.setattr(frames, "process_video", recording_pids)
+    options = FrameOptions(num_frames=4, timeout_s=4.0)
+    frame = extract_frames(folder, tmp_path / "out", options, show_progress=False)
+    statuses = dict(zip(frame["video"], frame["status"], strict=True))
+    assert statuses == {"a.mp4": "processed", "hang.mp4": "timeout", "m.mp4": "processed",
+                        "z.mp4": "processed"}  # fmt: skip
+    pids = worker_pids(tmp_path / "out")
+    assert pids["a"] == pids["hang"] != pids["m"] == pids["z"], pids
+
+
+def test_a_crashed_worker_is_replaced(tmp_path, videos, monkeypatch):
+    """With one worker: a worker that exits (code 3) or segfaults on a video gives that video
+    `failed_decode` with its exit code, and a fresh worker does the next video."""
+    good = {name: "cfr_bframes.mp4" for name in ("a.mp4", "m.mp4", "z.mp4")}
+    folder = _copies(tmp_path, videos, {**good, "crash.mp4": "vfr.mp4", "segv.mp4": "vfr.mp4"})
+    monkeypatch.setattr(frames, "process_video", recording_pids)
+    frame = extract_frames(
+        folder, tmp_path / "out", FrameOptions(num_frames=4), show_progress=False
+    )
+    rows = frame.set_index("video")
+    assert rows["status"].to_dict() == {"a.mp4": "processed", "crash.mp4": "failed_decode",
+                                        "m.mp4": "processed", "segv.mp4": "failed_decode",
+                                        "z.mp4": "processed"}  # fmt: skip
+    assert rows.loc["crash.mp4", "message"] == "crash.mp4: the decoding process died (exit code 3)"
+    assert rows.loc["segv.mp4", "message"] == (
+        f"segv.mp4: the decoding process died (exit code {-signal.SIGSEGV})"
+    )
+    assert rows["row"].tolist() == [0, -1, 1, -1, 2]
+    pids = worker_pids(tmp_path / "out")
+    assert pids["a"] == pids["crash"] != pids["m"] == pids["segv"] != pids["z"], pids
+    assert pids["z"] != pids["a"]
+
+
+@needs_proc
+@pytest.mark.timeout(120)
+def test_killing_a_batch_leaves_no_worker_behind(tmp_path, videos):
+    """`extract_frames` with two workers, one of them hung on a named pipe, in a session of its
+    own is SIGKILLed once both workers run: the workers, the forkserver and the resource tracker
+    all end within the liveness wait (`core.parent_death`)."""
+    folder = _folder(tmp_path, videos, ("cfr_bframes.mp4",))
+    os.mkfifo(folder / "hang.mp4")
+    code = (
+        "from reprolab.preprocess.video.frames import FrameOptions, extract_frames\n"
+        f"extract_frames({str(folder)!r}, {str(tmp_path / 'out')!r}, FrameOptions(timeout_s=600), "
+        "workers=2, show_progress=False)\n"
+    )
+    kill_once_started(code, tmp_path / "run.log", children=2)
 
 
 def test_native_size_mismatch_and_too_short(tmp_path, videos):

@@ -14,6 +14,7 @@ from reprolab.preprocess.wsi.reader import (
     best_level,
     read_patch,
     read_plan,
+    read_rgba,
     read_tile,
     slide_cache,
 )
@@ -73,3 +74,19 @@ def test_cache_keeps_at_most_max_open(make_slide):
         _ = first.level_count  # closed when the third was opened
     assert cache.reopen(paths[2]) is not None
     cache.close()
+
+
+def test_read_rgba_gives_the_bytes_of_openslide_read_region(make_slide):
+    """The numpy read (no PIL image) gives `np.asarray(OpenSlide.read_region(...))` byte for byte:
+    opaque, transparent past the edge, and half-transparent edges at a non-integer downsample."""
+    path = make_slide("e.svs", IMAGE, level_factor=3, min_level_size=256)
+    alphas = set()
+    with openslide.OpenSlide(path) as slide:
+        for level, x, y, size in ((0, 300, 700, 256), (0, 1900, 1950, 256), (1, 1990, 13, 75)):
+            expected = np.asarray(slide.read_region((x, y), level, (size, size)))
+            got = read_rgba(path, x, y, level, size)
+            assert got.shape == (size, size, 4) and got.dtype == np.uint8
+            np.testing.assert_array_equal(got, expected)
+            alphas.update(np.unique(got[..., 3]).tolist())
+    assert {0, 255} < alphas  # opaque, transparent and half-transparent pixels all compared
+    slide_cache().drop(path)

@@ -2,7 +2,7 @@
 
 `extract_frames(videos_dir, out_dir, options, workers)` is what `reprolab video frames` and the
 workflow rule call. For each video (files with one of `options.extensions`, sorted by name),
-in a child process:
+in a worker process:
 
 1. probe it and write `probe/<stem>.json` (`probe.probe_video`) before decoding anything;
 2. pick `num_frames` indices (`sampling.sample_indices`; `fps` sampling uses the frames' real
@@ -18,16 +18,24 @@ and only for processed videos, the options as JSON in the root attribute `option
 `process_list.csv`, one row per input file with its status:
 
 - `processed`; `failed_open` (empty, not a media file, no video stream, or the same stem as an
-  earlier file); `failed_decode` (truncated, or decoding stopped before a requested frame);
-  `too_short` (the clip does not fit and `short_policy` is `error`); `size_mismatch` (native
-  size asked and the video's size differs from the first processed video's); `timeout` (the
-  video's child process ran past `timeout_s` and was killed: a hung read cannot stall the batch).
+  earlier file); `failed_decode` (truncated, decoding stopped before a requested frame, or the
+  worker process died on the video); `too_short` (the clip does not fit and `short_policy` is
+  `error`); `size_mismatch` (native size asked and the video's size differs from the first
+  processed video's); `timeout` (the worker spent more than `timeout_s` on the video and was
+  killed: a hung read cannot stall the batch).
 
-Workers: each video runs in its own child process, started from a forkserver that has PyAV,
-NumPy and OpenCV imported; at most `workers` run at once and results are written in name order
-whatever order they finish in. Reruns redo every video and replace every output (each written
-atomically, and the same inputs and options give the same bytes); probe files of videos that
-are no longer in the folder are left alone.
+Workers: up to `workers` long-lived child processes, started from a forkserver that has PyAV,
+NumPy and OpenCV imported, each serve video after video: the parent sends one video at a time
+down a worker's own pipe and waits on the pipes of the busy workers and on their deadlines
+(`timeout_s` from the moment the video was sent). A worker past its deadline is killed and its
+video gets `timeout`; a worker that dies (a crash in a native library, `os._exit`) gives its
+video `failed_decode` ("the decoding process died (exit code N)"); either is replaced by a
+fresh worker only when videos are left. Starting a process per video cost more than decoding a
+small one. Workers end with the batch, and with this process even when it is killed
+(`core.parent_death`). Results are written in name order whatever order they finish in. Reruns
+redo every video and replace every output (each written atomically, and the same inputs and
+options give the same bytes); probe files of videos that are no longer in the folder are left
+alone.
 """
 
 from __future__ import annotations
@@ -38,8 +46,10 @@ import multiprocessing.connection
 import time
 import traceback
 from collections import deque
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, fields
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
 
@@ -175,6 +185,7 @@ def list_videos(videos_dir: str | Path, extensions: tuple[str, ...]) -> list[Pat
 
 
 def _row(path: Path, status: str, message: str = "", manifest: dict | None = None) -> dict:
+    """A process-list row; the probe's fields where the video got that far, else blanks."""
     manifest = manifest or {}
     return {
         "video": path.name,
@@ -238,71 +249,113 @@ def process_video(path: Path, probe_path: Path, options: FrameOptions) -> dict[s
     }
 
 
-def _child(sender: Any, path: Path, probe_path: Path, options: FrameOptions) -> None:
-    """Entry point of a video's child process: send its result back and exit."""
-    sender.send(process_video(path, probe_path, options))
-    sender.close()
+def _serve(connection: Connection, task: Callable[..., dict], options: FrameOptions) -> None:
+    """Body of a worker process: for each (path, probe path) received, send back
+    `task(path, probe_path, options)`; return when the parent closes its end of the pipe."""
+    while True:
+        try:
+            path, probe_path = connection.recv()
+        except EOFError:
+            return
+        connection.send(task(path, probe_path, options))
 
 
 def _context() -> Any:
+    """The forkserver context whose server has PyAV, NumPy, OpenCV and this module imported, so
+    a worker starts without importing them."""
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(_PRELOAD)
     return context
 
 
-def _results(jobs: list[tuple[Path, Path]], options: FrameOptions, workers: int) -> Iterator:
-    """(job number, result) as children finish, at most `workers` at a time; a child past its
-    deadline is killed and gives a `timeout` row."""
+@dataclass
+class _Worker:
+    """A worker process, the parent's end of its pipe, and the video it is busy with."""
+
+    process: BaseProcess
+    connection: Connection
+    job: int = -1
+    deadline: float = float("inf")
+
+    @classmethod
+    def start(cls, context: Any, options: FrameOptions) -> _Worker:
+        """Start a worker that ends with this process (`call_exiting_with_parent`). It runs this
+        module's `process_video` as found here now, sent by reference."""
+        connection, child_end = context.Pipe()
+        process = context.Process(
+            target=call_exiting_with_parent,
+            args=(_serve, child_end, process_video, options),
+            daemon=True,
+        )
+        process.start()
+        child_end.close()
+        return cls(process, connection)
+
+    def send(self, number: int, job: tuple[Path, Path], timeout_s: float) -> None:
+        """Give the worker job `number`, due `timeout_s` from now. A worker found dead here
+        (killed while idle) is not an error yet: its pipe then reads as ended, as if it had
+        died on the video, which gets `failed_decode`."""
+        self.job, self.deadline = number, time.monotonic() + timeout_s
+        try:
+            self.connection.send(job)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    def stop(self) -> None:
+        """Kill the worker (nothing is lost: it is idle, or its video is given up) and reap it."""
+        self.process.kill()
+        self.connection.close()
+        self.process.join()
+
+
+def _results(
+    jobs: list[tuple[Path, Path]], options: FrameOptions, workers: int
+) -> Iterator[tuple[int, dict]]:
+    """(job number, result) as workers finish, jobs sent in order to at most `workers` workers;
+    a worker past its deadline is killed and gives a `timeout` row, a dead one a
+    `failed_decode` row, and either is replaced when a job needs a worker."""
     context = _context()
     pending = deque(enumerate(jobs))
-    running: dict[Any, tuple[int, Any, float]] = {}
+    idle: list[_Worker] = []
+    busy: dict[Connection, _Worker] = {}
     try:
-        while pending or running:
-            while pending and len(running) < workers:
-                number, (path, probe_path) = pending.popleft()
-                receiver, sender = context.Pipe(duplex=False)
-                child = context.Process(
-                    target=call_exiting_with_parent,
-                    args=(_child, sender, path, probe_path, options),
-                    daemon=True,
-                )
-                child.start()
-                sender.close()
-                running[receiver] = (number, child, time.monotonic() + options.timeout_s)
-            wait = max(0.0, min(deadline for _, _, deadline in running.values()) - time.monotonic())
-            for receiver in multiprocessing.connection.wait(list(running), timeout=wait):
-                number, child, _ = running.pop(receiver)
-                path = jobs[number][0]
+        while pending or busy:
+            while pending and (idle or len(busy) < workers):
+                worker = idle.pop() if idle else _Worker.start(context, options)
+                worker.send(*pending.popleft(), options.timeout_s)
+                busy[worker.connection] = worker
+            wait = max(0.0, min(w.deadline for w in busy.values()) - time.monotonic())
+            for connection in multiprocessing.connection.wait(list(busy), timeout=wait):
+                worker = busy.pop(connection)
                 try:
-                    result = receiver.recv()
-                except EOFError:
-                    child.join()
-                    result = {
-                        "row": _row(
-                            path,
-                            "failed_decode",
-                            f"{path.name}: the decoding process died (exit code {child.exitcode})",
-                        )
-                    }
-                receiver.close()
-                child.join()
-                yield number, result
+                    result = connection.recv()
+                except (EOFError, ConnectionResetError):  # reset: it died with the job unread
+                    worker.process.join()  # exiting: its own exit code, not a kill's
+                    worker.stop()
+                    result = {"row": _died_row(jobs[worker.job][0], worker.process.exitcode)}
+                else:
+                    idle.append(worker)
+                yield worker.job, result
             now = time.monotonic()
-            for receiver, (number, child, deadline) in list(running.items()):
-                if now >= deadline:
-                    child.kill()
-                    child.join()
-                    receiver.close()
-                    del running[receiver]
-                    yield number, {"row": _timeout_row(*jobs[number], options.timeout_s)}
+            for connection, worker in list(busy.items()):
+                if now >= worker.deadline:
+                    del busy[connection]
+                    worker.stop()
+                    yield worker.job, {"row": _timeout_row(*jobs[worker.job], options.timeout_s)}
     finally:
-        for receiver, (_, child, _) in running.items():
-            child.kill()
-            child.join()
-            receiver.close()
+        for worker in [*idle, *busy.values()]:
+            worker.stop()
+
+
+def _died_row(path: Path, exitcode: int | None) -> dict:
+    """The row of a video whose worker process died on it (exit code negative: the signal)."""
+    message = f"{path.name}: the decoding process died (exit code {exitcode})"
+    return _row(path, "failed_decode", message)
 
 
 def _timeout_row(path: Path, probe_path: Path, timeout_s: float) -> dict:
+    """The row of a video whose worker was killed at its deadline; the probe file tells whether
+    it hung before or after probing."""
     manifest = read_json(probe_path) if probe_path.is_file() else None
     step = "decoding" if manifest else "opening or probing"
     message = f"{path.name}: {step} took longer than {timeout_s:g} s; the process was killed"
