@@ -24,9 +24,7 @@ from __future__ import annotations
 import argparse
 import multiprocessing.connection
 import os
-import shutil
 import statistics
-import tempfile
 import time
 from collections import deque
 from collections.abc import Iterator
@@ -36,6 +34,7 @@ from typing import Any
 from unittest import mock
 
 import numpy as np
+from scratch import work_folder  # benchmarks/scratch.py
 
 from reprolab.core.parent_death import call_exiting_with_parent
 from reprolab.preprocess.video import frames
@@ -170,8 +169,7 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--dir", type=Path, default=None, help="keep the videos and outputs here")
     args = parser.parse_args()
-    folder = args.dir or Path(tempfile.mkdtemp(prefix="video_batch_bench_"))
-    try:
+    with work_folder(args.dir, "video_batch_bench_") as folder:
         corpus = make_corpus(folder, args.videos)
         files = len(frames.list_videos(corpus, OPTIONS.extensions))
         for name in ("old", "new"):
@@ -193,9 +191,6 @@ def main() -> int:
               f"(runs {seconds(walls['old'])})")  # fmt: skip
         print(f"ratio {rate['new'] / rate['old']:.2f}x (target >= {TARGET}x)")
         print(f"outputs byte-identical: {compare_outputs(folder / 'old', folder / 'new')}")
-    finally:
-        if args.dir is None:
-            shutil.rmtree(folder, ignore_errors=True)
     return 0
 
 

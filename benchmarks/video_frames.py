@@ -30,10 +30,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import statistics
 import subprocess
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -42,6 +40,7 @@ from typing import Any
 import av
 import imageio_ffmpeg
 import numpy as np
+from scratch import work_folder  # benchmarks/scratch.py
 
 from reprolab.preprocess.video.decode import decode_all, read_frames
 from reprolab.preprocess.video.probe import probe_video
@@ -159,9 +158,7 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=2, help="read_frames threads")
     parser.add_argument("--dir", type=Path, default=None, help="keep the video here")
     args = parser.parse_args()
-    folder = args.dir or Path(tempfile.mkdtemp(prefix="video_frames_bench_"))
-    folder.mkdir(parents=True, exist_ok=True)
-    try:
+    with work_folder(args.dir, "video_frames_bench_") as folder:
         path = make_video(folder, args.frames)
         manifest = probe_video(path)
         print(
@@ -217,9 +214,6 @@ def main() -> int:
             f"{plain['best'] / ours['best']:.2f}x, CPU time {plain['cpu'] / ours['cpu']:.2f}x; "
             f"target >= {TARGET_SEQUENTIAL}x)"
         )
-    finally:
-        if args.dir is None:
-            shutil.rmtree(folder, ignore_errors=True)
     return 0
 
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +31,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 import openslide
+from scratch import work_folder  # benchmarks/scratch.py
 
 from reprolab.core.io import read_h5
 from reprolab.preprocess.wsi import synth, tile_check
@@ -193,8 +193,7 @@ def main() -> int:
     )
     parser.add_argument("--dir", type=Path, default=None, help="keep the slide here")
     args = parser.parse_args()
-    folder = args.dir or Path(tempfile.mkdtemp(prefix="wsi_tiling_bench_"))
-    try:
+    with work_folder(args.dir, "wsi_tiling_bench_") as folder:
         start = time.perf_counter()
         path, how = make_slide(folder, args.size)
         took = time.perf_counter() - start
@@ -216,9 +215,6 @@ def main() -> int:
         for index, run in enumerate(runs, 1):
             print_run(index, run, args.workers)
         print_summary(runs, args.workers)
-    finally:
-        if args.dir is None:
-            shutil.rmtree(folder, ignore_errors=True)
     return 0
 
 
