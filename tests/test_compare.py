@@ -13,7 +13,7 @@ from reprolab.cli import main
 from reprolab.compare import CompareError, Tolerance, compare_trees
 from reprolab.core.claims import claims_document, paired_check
 from reprolab.core.io import read_json, write_csv, write_json
-from reprolab.core.tables import Record, seed_stats, summarize, write_table
+from reprolab.core.tables import NOT_APPLICABLE, Record, seed_stats, summarize, write_table
 
 SEEDS = [0, 1, 2]
 ACCURACY, LOSS = "accuracy (%)", "loss"
@@ -101,6 +101,18 @@ def test_a_gap_within_the_seed_std_agrees(trees):
     assert compare_trees(a, b, Tolerance(rtol=0.01, atol=0.0)).ok
     set_cell(a / "toy", "ours", ACCURACY, "92.100 ± 1.000")
     assert not compare_trees(a, b, Tolerance(rtol=0.01, atol=0.0)).ok
+
+
+def test_dash_cells_agree_only_with_dashes(trees):
+    a, b = trees
+    for tree in trees:
+        set_cell(tree / "toy", "base", LOSS, NOT_APPLICABLE)
+    assert compare_trees(a, b).ok
+    set_cell(b / "toy", "base", LOSS, "0.523 ± 0.025")
+    report = compare_trees(a, b)
+    assert not report.all_cells_agree
+    [line] = [x for x in report.to_text().splitlines() if x.startswith("toy: cell")]
+    assert f"row 'base', column '{LOSS}': A {NOT_APPLICABLE}, B 0.523 ± 0.025" in line
 
 
 def test_a_jitter_within_tolerance_passes(tmp_path: Path):

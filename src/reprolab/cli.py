@@ -108,6 +108,30 @@ def cmd_dvc_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_dvc_lock(args: argparse.Namespace) -> int:
+    """Exit 1 naming the stages whose sources changed since dvc.lock recorded them, or with
+    --record STAGE... write their current hashes."""
+    from reprolab import dvc_lock
+
+    root = Path(".")
+    if args.record:
+        for line in dvc_lock.record_sources(root, args.record) or ["nothing changed"]:
+            print(line)
+        return 0
+    stale = dvc_lock.stale_sources(dvc_lock.dvc_status(root), dvc_lock.produced_paths(root))
+    for stage, paths in stale.items():
+        print(f"{stage}: {', '.join(paths)} changed since dvc.lock recorded it", file=sys.stderr)
+    if stale:
+        print(
+            "rerun those stages (dvc repro STAGE, then dvc commit -f STAGE), or, where a "
+            "reproduction showed their outputs unchanged, `reprolab dvc-lock --record STAGE...`",
+            file=sys.stderr,
+        )
+        return 1
+    print("dvc.lock records the sources of every stage")
+    return 0
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     """Compare results tree A with the reference B; 1 when a cell or claim outcome differs."""
     from reprolab import compare
@@ -244,6 +268,16 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--output", default="dvc.yaml", help="the dvc.yaml to write or check")
     export.add_argument("--check", action="store_true", help="only compare with the existing file")
     export.set_defaults(func=cmd_dvc_export)
+    lock = sub.add_parser(
+        "dvc-lock",
+        help="check that dvc.lock records the current sources of every stage",
+        description="Without options, exit 1 naming each stage whose code, notes or params "
+        "differ from what dvc.lock recorded (the stage's inputs from other stages unchanged). "
+        "--record writes the current hashes of those sources, leaving outputs as recorded: for "
+        "a change that a reproduction showed leaves the outputs unchanged.",
+    )
+    lock.add_argument("--record", nargs="+", metavar="STAGE", help="record these stages' sources")
+    lock.set_defaults(func=cmd_dvc_lock)
     data = sub.add_parser(
         "data-check",
         help="list the datasets and checkpoints a scale needs, present or missing",

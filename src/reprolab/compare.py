@@ -33,6 +33,7 @@ from typing import Any, NamedTuple
 import pandas as pd
 
 from reprolab.core.io import read_json
+from reprolab.core.tables import NOT_APPLICABLE
 
 TABLE, CLAIMS, METRICS = "table.csv", "claims.json", "metrics.json"
 STUDY_FILES = (TABLE, CLAIMS, METRICS)
@@ -42,7 +43,8 @@ CELL_SEPARATOR = " ± "
 EFFECT_KEYS = ("mean_difference", "statistic", "p_value")
 """The numbers of a claim check that show its effect, printed beside a differing claim."""
 
-Cell = tuple[float, float]
+Cell = tuple[float, float] | None
+"""(mean, std) of a table cell; None where the metric does not apply to the row (a dash)."""
 Table = dict[str, dict[str, Cell]]
 
 
@@ -180,8 +182,8 @@ def _git(rev: str, *args: str) -> bytes:
 def read_table(path: Path, where: str) -> Table:
     """table.csv as {method: {column: (mean, std)}}, from the 'mean ± std' cells it holds.
 
-    core.tables.write_table writes a `method` column and one 'mean ± std' string per metric;
-    anything else is bad input.
+    core.tables.write_table writes a `method` column and one 'mean ± std' string per metric, or
+    its dash where the metric does not apply to the row; anything else is bad input.
     """
     try:
         frame = pd.read_csv(path, dtype=str, keep_default_na=False)
@@ -202,7 +204,9 @@ def read_table(path: Path, where: str) -> Table:
 
 
 def parse_cell(text: str, where: str) -> Cell:
-    """(mean, std) of a 'mean ± std' cell, the inverse of core.tables.format_cell."""
+    """(mean, std) of a 'mean ± std' cell (the inverse of core.tables.format_cell); None: a dash."""
+    if text == NOT_APPLICABLE:
+        return None
     mean, separator, std = text.partition(CELL_SEPARATOR)
     if separator:
         with contextlib.suppress(ValueError):
@@ -465,7 +469,20 @@ def compare_tables(a: Table, b: Table, tolerance: Tolerance, report: StudyReport
 def _compare_cell(
     a: Cell, b: Cell, tolerance: Tolerance, report: StudyReport, row: str, column: str
 ) -> None:
-    """Count one cell; if its means disagree, record the gap against both parts of the rule."""
+    """Count one cell; if its means disagree, record the gap against both parts of the rule.
+
+    Two dashes agree; a dash against a number is a difference (the metric applies in one tree
+    only)."""
+    if a is None or b is None:
+        if a is None and b is None:
+            report.cells.agree += 1
+        else:
+            shown = [
+                NOT_APPLICABLE if c is None else f"{_number(c[0])} ± {_number(c[1])}"
+                for c in (a, b)
+            ]
+            report.add("cell", f"row '{row}', column '{column}'", f"A {shown[0]}, B {shown[1]}")
+        return
     spread = _spread(a[1], b[1])
     if tolerance.agrees(a[0], b[0], spread):
         report.cells.agree += 1

@@ -3,8 +3,9 @@
 Recorded beside every table (nf-core style): enough to tell which code, which locked packages
 and which parameters produced a result and whether two results are comparable. Byte identity is
 promised only where `kernels` match: `kernel_signature` is the part of it that decides the bits
-(torch's and MKL's kernel level, oneDNN's cap, numpy's BLAS and its core type), while the CPU
-model is recorded for the reader. It is the one output that is expected to change when only the
+(torch's and MKL's kernel level, oneDNN's cap, numpy's BLAS and its core type, and the processor's
+vendor, since MKL takes a pinned code branch on Intel processors only), while the CPU model's full
+name is recorded for the reader. It is the one output that is expected to change when only the
 commit changes, so it is kept out of byte-identity checks.
 """
 
@@ -127,9 +128,24 @@ def kernels() -> dict[str, Any]:
     }
 
 
+def cpu_vendor(model: str) -> str:
+    """The vendor a CPU model name starts with ('Intel(R) Xeon(R) ...' → 'Intel', 'AMD EPYC ...'
+    → 'AMD'), or 'unknown'.
+
+    The vendor decides bits that the pinned kernel levels do not: MKL honours `MKL_CBWR=AVX2` on
+    Intel processors only and runs its automatic branch elsewhere, so the same job gives other
+    low bits of matrix products, exp, log, erf and FFTs on an AMD processor (docs/architecture.md,
+    "CPU kernels"). It is read from the model name, which every provenance record has.
+    """
+    words = model.split()
+    return re.sub(r"\((R|TM)\)$", "", words[0]) if words else "unknown"
+
+
 def kernel_signature(kernels_record: dict[str, Any]) -> dict[str, Any]:
-    """What of a `kernels` record decides the bits: everything but the CPU model's name."""
-    return {key: value for key, value in kernels_record.items() if key != "cpu_model"}
+    """What of a `kernels` record decides the bits: everything but the CPU model's full name,
+    of which the vendor counts (`cpu_vendor`)."""
+    signature = {key: value for key, value in kernels_record.items() if key != "cpu_model"}
+    return {**signature, "cpu_vendor": cpu_vendor(kernels_record.get("cpu_model", ""))}
 
 
 def provenance(
