@@ -99,7 +99,8 @@ clean:
 # `dvc commit -f` records them in dvc.lock (`dvc repro` would rerun every study from scratch:
 # DVC deletes a stage's outputs before it runs the stage). numpy's OpenBLAS, which the workflow
 # leaves to the machine, runs the `SECOND_OPENBLAS` core type there, so that numpy-only studies
-# see other rounding too.
+# see other rounding too. A run on the other vendor's processor is added the same way:
+# `reprolab fragility <its results folder>`.
 SECOND_KERNELS ?= {torch: default, mkl: AVX, onednn: AVX}
 SECOND_OPENBLAS ?= Haswell
 SECOND_DIR ?= $(abspath ../reprolab-second-kernels)

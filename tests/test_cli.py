@@ -148,16 +148,17 @@ def test_dvc_export_check(monkeypatch, tmp_path: Path):
 
 
 def test_fragility_records_each_study_and_names_a_bad_one(monkeypatch, capsys, tmp_path: Path):
-    from tests.core.test_fragility import PARAMS, SECOND, second_run
+    from tests.core.test_fragility import AMD, PARAMS, PINNED, SECOND, provenance, second_run
 
     params = {"scale": "smoke", "cpu_kernels": {"torch": "avx2", "mkl": "AVX2", "onednn": "AVX2"}}
     (tmp_path / "params.yaml").write_text(yaml.safe_dump({**params, "toy": PARAMS, "other": {}}))
     second_run(tmp_path / "second" / "toy", SECOND)
     second_run(tmp_path / "second" / "other", SECOND)
+    provenance(tmp_path / "results" / "toy", PINNED, AMD)
     monkeypatch.chdir(tmp_path)
     assert main(["fragility", "second"]) == 2
     out, err = capsys.readouterr()
-    assert "toy: recorded 2 outcomes" in out
+    assert "toy: 1 run(s) recorded, the last ATEN_CPU_CAPABILITY=default on AMD EPYC" in out
     assert "error: other:" in err and "other `other` params" in err
     assert json.loads((tmp_path / "results/toy/fragility.json").read_text())["study"] == "toy"
     assert not (tmp_path / "results/other/fragility.json").exists()

@@ -3,8 +3,8 @@
 Subcommands run a part of the project outside Snakemake: `params-check` validates params.yaml,
 `data-check` lists the real datasets and checkpoints a scale needs, `dvc-export` writes (or with
 --check compares) dvc.yaml, `compare` checks that two results trees agree in substance,
-`fragility` records which claim outcomes flip at a second CPU kernel level, `new-study` writes a
-study's skeleton. The preprocessing families add their own (`reprolab wsi ...`,
+`fragility` records which claim outcomes flip in another run (kernel level, vendor), `new-study`
+writes a study's skeleton. The preprocessing families add their own (`reprolab wsi ...`,
 `reprolab video ...`, `reprolab streams ...`).
 
 A subcommand's module is imported only when that subcommand runs or its help is shown, so
@@ -159,8 +159,9 @@ def cmd_run_times(args: argparse.Namespace) -> int:
 
 
 def cmd_fragility(args: argparse.Namespace) -> int:
-    """Record, per study, which claim outcomes differ in a run at a second kernel level."""
-    from reprolab.core.fragility import record_second_run
+    """Record, per study, the claim outcomes of another run (a second kernel level, or the other
+    processor vendor) beside the study's results."""
+    from reprolab.core.fragility import describe_run, record_second_run
     from reprolab.core.layout import results_dir
     from reprolab.core.params import load_yaml
 
@@ -175,7 +176,8 @@ def cmd_fragility(args: argparse.Namespace) -> int:
             print(f"error: {study}: {exc}", file=sys.stderr)
             status = 2
             continue
-        print(f"{study}: recorded {len(record['outcomes'])} outcomes at {record['second_kernels']}")
+        runs = record["runs"]
+        print(f"{study}: {len(runs)} run(s) recorded, the last {describe_run(runs[-1])}")
     return status
 
 
@@ -304,13 +306,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     fragility = sub.add_parser(
         "fragility",
-        help="record claim outcomes at a second CPU kernel level (fragile claims)",
-        description="Record each study's claim outcomes in a run of the same params at another "
-        "kernel level (SECOND: its results folder) as results/<id>/fragility.json; the next "
-        "summary marks the checks whose outcome differs fragile. `make fragility` runs the "
-        "second level and calls this.",
+        help="record claim outcomes of another run of the same params (fragile claims)",
+        description="Add each study's claim outcomes in another run of the same params (SECOND: "
+        "its results folder), at a second kernel level or on the other vendor's processor, to "
+        "results/<id>/fragility.json (a run of the same configuration is replaced); the next "
+        "summary marks the checks whose outcome differs in any recorded run fragile. `make "
+        "fragility` runs the second level and calls this.",
     )
-    fragility.add_argument("second", help="results folder of the run at the second level")
+    fragility.add_argument("second", help="results folder of the other run")
     fragility.add_argument("--studies", nargs="+", metavar="ID", help="only these studies")
     fragility.add_argument("--params", default="params.yaml", help="params file of the runs")
     fragility.set_defaults(func=cmd_fragility)

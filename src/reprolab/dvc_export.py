@@ -5,7 +5,7 @@ the code the study's rules use (the rule file, the rules every study shares in t
 every script and notebook they name, common rules, the core library and the params schemas, the
 study package and the shared packages it imports: `reprolab.models`, a preprocessing family's
 package), the study's design notes (docs/studies/<id>.md, shown in its report), its record of
-a run at a second kernel level when it has one (results/<id>/fragility.json) and the
+other runs when it has them (results/<id>/fragility.json) and the
 dependency lock, its params are the global keys and its
 own section, and its outs are the study's data folder (when its rules write one), its runs and
 its reports (cached by DVC) and the small contract files (tables, claims, provenance, curves:

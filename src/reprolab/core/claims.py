@@ -16,8 +16,8 @@ says the same (`rule["text"]`):
 - `sanity`: true by construction (an analytic inequality, an oracle's exactness). Shown, so a
   broken pipeline is seen, but never counted in `claims_holding`.
 
-A check whose outcome flips under a second CPU kernel level is marked `fragile` and never
-counts as holding (reprolab.core.fragility); `claims_document` applies the marking last.
+A check whose outcome flips in another run (kernel level, processor vendor) is marked `fragile`
+and never counts as holding (reprolab.core.fragility); `claims_document` applies the marking last.
 """
 
 from __future__ import annotations

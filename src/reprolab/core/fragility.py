@@ -1,17 +1,18 @@
-"""Claims that survive floating-point noise: outcomes under a second CPU kernel level.
+"""Claims that survive floating-point noise: outcomes in other runs of the same study.
 
-The same code, params and seeds give byte-identical results at one kernel level (the workflow
-pins it); at another level rounding differs, compounds through training, and a claim near its
-threshold can flip. To see which, the study is run a second time at another level (`make
-fragility`) and the outcome of every check there is recorded in `results/<id>/fragility.json`
-(`fragility_record`, written by `reprolab fragility`). The summary then marks each check whose
-outcome at the pinned level differs from the recorded one `fragile` (`mark_fragile`): a
-fragile check never counts as holding, and its pinned-level outcome stays beside it as
-`holds_pinned`.
+The same code, params and seeds give byte-identical results at one kernel configuration (the
+workflow pins the levels, and the processor's vendor decides MKL's branch: core.provenance); at
+another, rounding differs, compounds through training, and a claim near its threshold can flip.
+To see which, the study is run again at a second kernel level (`make fragility`) or on a
+processor of the other vendor, and the outcome of every check there is recorded in
+`results/<id>/fragility.json`, one entry per run (`run_record`, written by `reprolab
+fragility`). The summary then marks each check whose outcome differs from any recorded run's
+`fragile` (`mark_fragile`): a fragile check never counts as holding, and its own outcome stays
+beside it as `holds_pinned`.
 
-A record is tied to the study's params and seeds (`study_digest`): once they change it is
-stale, no check is marked and claims.json says so. A change of the study's code needs a new
-second-level run too; the record names the commit it ran.
+A run is tied to the study's params and seeds (`study_digest`): once they change it is stale
+and marks nothing, and claims.json says so. A change of the study's code needs new runs too;
+each run names the commit it ran.
 """
 
 from __future__ import annotations
@@ -21,9 +22,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from reprolab.core.determinism import kernel_environment
 from reprolab.core.io import read_json, write_json
-from reprolab.core.params import merged_top_level, params_hash, study_params
+from reprolab.core.params import params_hash, study_params
+from reprolab.core.provenance import cpu_vendor, kernel_signature
 
 FRAGILITY = "fragility.json"
 """The record's file name under results/<id>/ (committed with the study's results)."""
@@ -34,21 +35,20 @@ def study_digest(params: Mapping[str, Any], seeds: Sequence[int]) -> str:
     return params_hash({"params": dict(params), "seeds": [int(s) for s in seeds]})
 
 
-def fragility_record(
-    study: str,
+def run_record(
     second: Mapping[str, Any],
     kernels: Mapping[str, Any],
     digest: str,
     commit: str,
 ) -> dict[str, Any]:
-    """The fragility record of `study`: the outcome of every check of `second`, the claims.json
-    of a run at the level `kernels` describes, of the params and seeds `digest` identifies and
-    the code of `commit`."""
+    """One run's entry of a fragility record: the outcome of every check of `second`, the
+    claims.json of a run with the provenance `kernels` record (its kernel levels and CPU), of the
+    params and seeds `digest` identifies and the code of `commit`."""
     return {
-        "study": study,
         "digest": digest,
         "commit": commit,
-        "second_kernels": dict(kernels),
+        "kernels": dict(kernels["environment"]),
+        "cpu_model": kernels.get("cpu_model"),
         "outcomes": [
             {
                 "statement": c["statement"],
@@ -58,6 +58,30 @@ def fragility_record(
             for c in second["claims"]
         ],
     }
+
+
+def recorded_runs(record: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The runs of a fragility record. A record written before runs were listed holds one run
+    at a second kernel level as its own fields (`second_kernels`, no CPU recorded); claims.json
+    then gets the status of that time (`legacy_status`)."""
+    if "runs" in record:
+        return list(record["runs"])
+    return [
+        {
+            "digest": record["digest"],
+            "commit": record["commit"],
+            "kernels": record["second_kernels"],
+            "cpu_model": None,
+            "outcomes": record["outcomes"],
+        }
+    ]
+
+
+def describe_run(run: Mapping[str, Any]) -> str:
+    """A run's kernel levels, processor and commit, for claims.json's status text."""
+    levels = ", ".join(f"{k}={v}" for k, v in run["kernels"].items() if v)
+    where = f" on {run['cpu_model']}" if run["cpu_model"] else ""
+    return f"{levels}{where} (commit {run['commit'][:12]})"
 
 
 def check_key(check: Mapping[str, Any]) -> tuple[str, str, str]:
@@ -96,35 +120,55 @@ def recorded_outcomes(
 def mark_fragile(
     checks: Sequence[dict[str, Any]], record: Mapping[str, Any] | None, digest: str
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """The checks with `fragile` set where `record` lists them (None: no second-level run),
-    and the status for claims.json. A check whose outcome differs from the record's gets
-    `holds` False and keeps its outcome as `holds_pinned`; nothing is marked when the record
-    is stale (other params or seeds)."""
+    """The checks with `fragile` set where the runs of `record` (None: no other run) have an
+    outcome for them, and the status for claims.json. A check whose outcome differs from any
+    current run's gets `holds` False and keeps its outcome as `holds_pinned`; runs of other
+    params or seeds are stale and mark nothing."""
     out = [dict(check) for check in checks]
     if record is None:
-        return out, {"status": "not run", "text": "no run under a second kernel level yet"}
-    if record["digest"] != digest:
+        return out, {"status": "not run", "text": "no other run of the study recorded yet"}
+    legacy = "runs" not in record
+    runs = [run for run in recorded_runs(record) if run["digest"] == digest]
+    if not runs:
         return out, {
             "status": "stale",
-            "text": "the second-level run used other params or seeds: rerun make fragility",
+            "text": f"the {'second-level run' if legacy else 'recorded runs'} used other params "
+            "or seeds: rerun make fragility",
         }
+    others = [recorded_outcomes(out, run["outcomes"]) for run in runs]
     fragile = 0
-    seconds = recorded_outcomes(out, record["outcomes"])
-    for check, second in zip(out, seconds, strict=True):
-        if second is None:
+    for index, check in enumerate(out):
+        seen = [outcomes[index] for outcomes in others if outcomes[index] is not None]
+        if not seen:
             continue
-        check["fragile"] = bool(check["holds"]) != second
+        check["fragile"] = any(bool(check["holds"]) != second for second in seen)
         if check["fragile"]:
             fragile += 1
             check["holds_pinned"] = bool(check["holds"])
             check["holds"] = False
-    levels = ", ".join(f"{k}={v}" for k, v in record["second_kernels"].items())
+    unmatched = sum(all(outcomes[i] is None for outcomes in others) for i in range(len(out)))
+    if legacy:
+        return out, legacy_status(runs[0], fragile, unmatched)
     return out, {
         "status": "checked",
-        "second_kernels": dict(record["second_kernels"]),
+        "runs": [{"kernels": dict(run["kernels"]), "cpu_model": run["cpu_model"]} for run in runs],
+        "fragile": fragile,
+        "text": f"outcomes compared with {len(runs)} other run(s): "
+        + "; ".join(describe_run(run) for run in runs)
+        + unmatched_note(unmatched),
+    }
+
+
+def legacy_status(run: Mapping[str, Any], fragile: int, unmatched: int) -> dict[str, Any]:
+    """claims.json's status for a record of one second-level run written before runs were
+    listed, as it was then, so that the results committed with such a record stay as made."""
+    levels = ", ".join(f"{k}={v}" for k, v in run["kernels"].items())
+    return {
+        "status": "checked",
+        "second_kernels": dict(run["kernels"]),
         "fragile": fragile,
         "text": f"outcomes compared with a run at a second kernel level ({levels}) of "
-        f"commit {record['commit'][:12]}" + unmatched_note(seconds.count(None)),
+        f"commit {run['commit'][:12]}" + unmatched_note(unmatched),
     }
 
 
@@ -138,33 +182,50 @@ def unmatched_note(unmatched: int) -> str:
 def record_second_run(
     study: str, second_dir: Path, config: Mapping[str, Any], out_dir: Path
 ) -> dict[str, Any]:
-    """Write `<out_dir>/fragility.json` for `study` from the claims and provenance of a run at
-    a second kernel level (`second_dir`, its results/<id> folder), and return the record. The
-    digest is of the params `config` gives at the run's scale; a run whose recorded params
-    (provenance) differ from those, or whose kernel level is the pinned one of `config`, is an
-    error that names its file."""
+    """Add the run whose results/<id> folder is `second_dir` to `<out_dir>/fragility.json` of
+    `study` and return the record. The run's digest is of the params `config` gives at its scale;
+    a run whose recorded params (provenance) differ from those is an error, and so is one whose
+    kernel configuration and processor vendor (`kernel_signature`) are those of the study's own
+    results in `out_dir` (it would only repeat them). A recorded run of the same configuration
+    is replaced, and runs of other params or seeds are dropped (stale)."""
     provenance_file = second_dir / "provenance.json"
     provenance = read_json(provenance_file)
     scaled = {**config, "scale": provenance["scale"]}
-    pinned = kernel_environment(merged_top_level(scaled)["cpu_kernels"])
-    second_env = provenance["kernels"]["environment"]
-    if all(second_env.get(key) == value for key, value in pinned.items()):
-        raise ValueError(
-            f"{provenance_file}: the run used the pinned kernel level {pinned}: run the "
-            "second level with another `cpu_kernels`"
-        )
     params = study_params(scaled, study)
     recorded = provenance["params"]
     if params not in (recorded, recorded.get(study)):
         raise ValueError(
             f"{provenance_file}: the run used other `{study}` params than the params file's"
         )
-    record = fragility_record(
-        study,
+    own_file = out_dir / "provenance.json"
+    signature = kernel_signature(provenance["kernels"])
+    if signature == kernel_signature(read_json(own_file)["kernels"]):
+        raise ValueError(
+            f"{provenance_file}: the run used the kernel configuration and processor vendor of "
+            f"{own_file}: run it at another `cpu_kernels` or on another vendor's processor"
+        )
+    digest = study_digest(params, provenance["seeds"])
+    run = run_record(
         read_json(second_dir / "claims.json"),
-        second_env,
-        study_digest(params, provenance["seeds"]),
+        provenance["kernels"],
+        digest,
         provenance["git"]["sha"],
     )
-    write_json(out_dir / FRAGILITY, record)
+    record_file = out_dir / FRAGILITY
+    kept = [
+        old
+        for old in (recorded_runs(read_json(record_file)) if record_file.is_file() else [])
+        if old["digest"] == digest and not _same_configuration(old, run)
+    ]
+    record = {"study": study, "runs": [*kept, run]}
+    write_json(record_file, record)
     return record
+
+
+def _same_configuration(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Whether two runs had the same kernel levels on the same vendor's processor (a run
+    recorded without its CPU counts as the same where its levels match)."""
+    if a["kernels"] != b["kernels"]:
+        return False
+    vendors = {cpu_vendor(run["cpu_model"]) for run in (a, b) if run["cpu_model"]}
+    return len(vendors) <= 1

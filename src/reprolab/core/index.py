@@ -312,8 +312,8 @@ def scoreboard(papers: Papers, claims: Mapping[str, Mapping[str, Any]]) -> str:
         "excluded; a figure to plan by, not a result."
         + (f" Shared stages (minutes): {shared}." if shared else "")
         + " Claims holding: the counted claim checks that hold; sanity checks are true by "
-        "construction and shown apart; a fragile check (its outcome flips at a second CPU "
-        "kernel level) never counts as holding.</p>"
+        "construction and shown apart; a fragile check (its outcome flips in another run: a "
+        "second CPU kernel level, or the other processor vendor) never counts as holding.</p>"
     )
     return (
         "<div class='scroll'><table class='scoreboard'>"
