@@ -99,8 +99,11 @@ clean:
 # `dvc commit -f` records them in dvc.lock (`dvc repro` would rerun every study from scratch:
 # DVC deletes a stage's outputs before it runs the stage). numpy's OpenBLAS, which the workflow
 # leaves to the machine, runs the `SECOND_OPENBLAS` core type there, so that numpy-only studies
-# see other rounding too. A run on the other vendor's processor is added the same way:
-# `reprolab fragility <its results folder>`.
+# see other rounding too. On a processor of the other vendor than the one that made the
+# results, the pinned level itself is a second run:
+#   make fragility SECOND_KERNELS='{torch: avx2, mkl: AVX2, onednn: AVX2}' SECOND_OPENBLAS=
+# (an empty SECOND_OPENBLAS leaves OpenBLAS to the machine, as the workflow does); on the same
+# vendor `reprolab fragility` refuses that run, which would only repeat the results.
 SECOND_KERNELS ?= {torch: default, mkl: AVX, onednn: AVX}
 SECOND_OPENBLAS ?= Haswell
 SECOND_DIR ?= $(abspath ../reprolab-second-kernels)
@@ -108,6 +111,6 @@ fragility: install
 	rm -rf $(SECOND_DIR) && git worktree prune
 	git worktree add --detach $(SECOND_DIR) HEAD
 	sed -i 's/^cpu_kernels: .*/cpu_kernels: $(SECOND_KERNELS)/' $(SECOND_DIR)/params.yaml
-	cd $(SECOND_DIR) && OPENBLAS_CORETYPE=$(SECOND_OPENBLAS) PYTHONPATH=$(SECOND_DIR)/src snakemake --cores 2 all
+	cd $(SECOND_DIR) && $(if $(SECOND_OPENBLAS),OPENBLAS_CORETYPE=$(SECOND_OPENBLAS)) PYTHONPATH=$(SECOND_DIR)/src snakemake --cores 2 all
 	reprolab fragility $(SECOND_DIR)/results
 	reprolab dvc-export
