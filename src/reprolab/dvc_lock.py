@@ -35,15 +35,17 @@ HASH_FIELDS = ("md5", "size", "nfiles")
 """What dvc.lock records of a file or folder dependency."""
 
 
+def declared_outputs(stage: Mapping[str, Any]) -> list[str]:
+    """The paths a dvc.yaml stage declares as outs and metrics (an entry with options, such as
+    `{path: {cache: false}}`, gives its path)."""
+    entries = [*stage.get("outs", ()), *stage.get("metrics", ())]
+    return [next(iter(entry)) if isinstance(entry, Mapping) else entry for entry in entries]
+
+
 def produced_paths(root: Path) -> set[str]:
     """Every output path that a stage of dvc.yaml declares."""
     stages = yaml.safe_load((root / PIPELINE).read_text())["stages"]
-    return {
-        next(iter(out)) if isinstance(out, Mapping) else out
-        for stage in stages.values()
-        for key in ("outs", "metrics", "plots")
-        for out in stage.get(key, ())
-    }
+    return {path for stage in stages.values() for path in declared_outputs(stage)}
 
 
 def dvc_status(root: Path) -> dict[str, Any]:

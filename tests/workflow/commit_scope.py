@@ -8,13 +8,14 @@ from pathlib import Path
 
 import yaml
 
+from reprolab.dvc_lock import declared_outputs
+
 
 def stage_specs(dvc_yaml: Path) -> dict[str, dict]:
     """Each stage of dvc.yaml with its outs and metrics flattened to plain paths."""
     spec = yaml.safe_load(dvc_yaml.read_text())["stages"]
     for stage in spec.values():
-        entries = stage.get("outs", []) + stage.get("metrics", [])
-        stage["paths"] = [e if isinstance(e, str) else next(iter(e)) for e in entries]
+        stage["paths"] = declared_outputs(stage)
     return spec
 
 
