@@ -11,9 +11,13 @@ import pytest
 from reprolab.core.io import read_json
 from reprolab.preprocess.video.decode import decode_all
 from reprolab.preprocess.video.synth import (
+    COLOURS,
     CONTACT_GAP,
     GRID,
+    SHAPES,
     SceneSpec,
+    _paint,
+    _shape_mask,
     annotation,
     cell_of,
     render_frame,
@@ -106,6 +110,25 @@ def test_state_renders_differ_from_each_other_and_from_the_canonical_drawing():
     assert np.abs(a.astype(int) - b.astype(int)).mean() > 2
     assert np.abs(a.astype(int) - canonical.astype(int)).mean() > 0
     np.testing.assert_array_equal(render_state(state, 1, SPEC), a)
+
+
+@pytest.mark.parametrize("shape", range(len(SHAPES)))
+def test_painting_near_the_sprite_equals_blending_the_whole_frame(shape):
+    """`_paint` computes the mask only within REACH radii of the centre; blending the whole
+    frame with the whole-frame mask must give the same bytes, at the frame's edges too."""
+    rng = np.random.default_rng(shape)
+    for _ in range(200):
+        size = int(rng.choice([32, 48]))
+        image = rng.uniform(0, 255, size=(size, size, 3))
+        cx, cy = rng.uniform(-6, size + 6, size=2)
+        radius = float(rng.uniform(1, 9))
+        colour = int(rng.integers(len(COLOURS)))
+        whole = range(size)
+        alpha = _shape_mask(shape, cx, cy, radius, whole, whole)[..., None]
+        expected = image * (1 - alpha) + alpha * np.asarray(list(COLOURS.values())[colour], float)
+        painted = image.copy()
+        _paint(painted, shape, colour, cx, cy, radius)
+        assert painted.tobytes() == expected.tobytes()
 
 
 def test_written_dataset_is_deterministic_and_lossless(tmp_path):

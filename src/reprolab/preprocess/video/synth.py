@@ -26,6 +26,7 @@ written as JSON beside the mp4 by `write_scenes`, with a manifest CSV of the dat
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -261,12 +262,27 @@ def _background(seed: int, size: int) -> np.ndarray:
     return np.clip(base + noise, 0, 255)
 
 
-def _shape_mask(shape: int, cx: float, cy: float, radius: float, size: int) -> np.ndarray:
-    """A soft (2x supersampled) mask of one sprite."""
-    sub = 2
-    coords = (np.arange(size * sub) + 0.5) / sub
-    x, y = np.meshgrid(coords, coords)
-    dx, dy = x - cx, y - cy
+SUPERSAMPLE = 2
+"""Sub-pixels per pixel along each axis of a sprite's soft mask."""
+REACH = 1.1
+"""How far every shape reaches from its centre, in radii (the widest, the triangle's base,
+reaches 1.045): pixels farther away are left unpainted."""
+
+
+def _pixel_span(centre: float, reach: float, size: int) -> range:
+    """The pixels along one axis that a sprite reaching `reach` px from `centre` may cover
+    (one pixel of margin on each side), clipped to the frame."""
+    return range(max(0, math.floor(centre - reach) - 1), min(size, math.ceil(centre + reach) + 1))
+
+
+def _shape_mask(
+    shape: int, cx: float, cy: float, radius: float, rows: range, cols: range
+) -> np.ndarray:
+    """A soft (supersampled) mask of one sprite over the pixels `rows` x `cols`: the share of
+    each pixel's sub-pixel centres inside the shape."""
+    sub = SUPERSAMPLE
+    dx = (np.arange(cols.start * sub, cols.stop * sub) + 0.5) / sub - cx
+    dy = ((np.arange(rows.start * sub, rows.stop * sub) + 0.5) / sub - cy)[:, None]
     name = SHAPES[shape]
     if name == "square":
         mask = (np.abs(dx) <= radius * 0.9) & (np.abs(dy) <= radius * 0.9)
@@ -279,15 +295,27 @@ def _shape_mask(shape: int, cx: float, cy: float, radius: float, size: int) -> n
         mask = ((np.abs(dx) <= arm) & (np.abs(dy) <= radius)) | (
             (np.abs(dy) <= arm) & (np.abs(dx) <= radius)
         )
-    return mask.reshape(size, sub, size, sub).mean(axis=(1, 3))
+    hits = mask.reshape(len(rows), sub, len(cols), sub).sum(axis=(1, 3), dtype=np.float64)
+    return hits / (sub * sub)
 
 
 def _paint(image: np.ndarray, shape: int, colour: int, cx: float, cy: float, radius: float) -> None:
-    """Paint one sprite onto a float image in place."""
-    alpha = _shape_mask(shape, cx, cy, radius, image.shape[0])[..., None]
+    """Paint one sprite onto a float image in place, alpha-blending its soft mask.
+
+    Only the pixels within `REACH` radii of the centre are computed: everywhere else the mask
+    is 0, and blending with 0 leaves a pixel as it was, so the image is the same as when the
+    whole frame is blended (tested), at a fraction of the cost.
+    """
+    size = image.shape[0]
+    rows = _pixel_span(cy, REACH * radius, size)
+    cols = _pixel_span(cx, REACH * radius, size)
+    if not rows or not cols:
+        return
+    alpha = _shape_mask(shape, cx, cy, radius, rows, cols)[..., None]
     rgb = np.asarray(COLOURS[COLOUR_NAMES[colour]], dtype=float)
-    image *= 1 - alpha
-    image += alpha * rgb
+    patch = image[rows.start : rows.stop, cols.start : cols.stop]
+    patch *= 1 - alpha
+    patch += alpha * rgb
 
 
 def render_frame(scene: Scene, frame: int, spec: SceneSpec) -> np.ndarray:
