@@ -242,6 +242,16 @@ def test_check_section_names_the_section_and_key(config):
         check_section(values, "nope")
 
 
+def test_load_yaml_reads_what_the_pure_python_loader_reads():
+    """load_yaml reads a plain file with libyaml (FAST_LOADER) and falls back to the pure-Python
+    `_PlainLoader` only for problems; both must give the same data for every params file."""
+    for path in (ROOT / "params.yaml", *sorted((ROOT / "profiles").rglob("*.yaml"))):
+        with open(path, "rb") as handle:
+            expected = yaml.load(handle, Loader=reprolab.core.params._PlainLoader)
+        assert load_yaml(path) == expected, path
+    assert reprolab.core.params.FAST_LOADER is yaml.CSafeLoader  # the wheel ships libyaml
+
+
 def test_load_yaml_rejects_non_mapping(tmp_path: Path):
     path = tmp_path / "p.yaml"
     path.write_text(yaml.safe_dump([1, 2]))
