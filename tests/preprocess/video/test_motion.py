@@ -191,10 +191,15 @@ def test_from_params_builds_the_spec():
     assert isinstance(MotionSpec.from_params({**PARAMS, "radius": 3}).radius, float)
 
 
+def test_from_params_names_a_missing_key():
+    params = {key: value for key, value in PARAMS.items() if key != "speed"}
+    with pytest.raises(KeyError, match=r"MotionSpec: missing key\(s\) \['speed'\]"):
+        MotionSpec.from_params(params)
+
+
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"speed": None}, r"missing key\(s\) \['speed'\]"),
         ({"spin": 1}, r"unknown key\(s\) \['spin'\]"),
         ({"task": "colour"}, "key 'task' must be one of motion, appearance"),
         ({"size": 32.0}, "key 'size' must be an integer"),
@@ -206,11 +211,9 @@ def test_from_params_builds_the_spec():
         ({"size": 16}, "keys 'radius', 'speed' and 'frames' do not fit key 'size'"),
     ],
 )
-def test_from_params_names_a_missing_or_bad_key(change, message):
-    params = {**PARAMS, **change}
-    params = {key: value for key, value in params.items() if value is not None}
+def test_from_params_names_an_unknown_or_bad_key(change, message):
     with pytest.raises(ValueError, match=message):
-        MotionSpec.from_params(params)
+        MotionSpec.from_params({**PARAMS, **change})
 
 
 def _with_dataset(synthetic: dict) -> dict:

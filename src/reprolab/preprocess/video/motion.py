@@ -33,7 +33,7 @@ files, the annotations and a manifest with a train/test split.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -42,6 +42,7 @@ import pandas as pd
 
 from reprolab.core.determinism import derive_seed
 from reprolab.core.io import write_csv, write_json
+from reprolab.core.params import dataclass_values
 from reprolab.core.progress import progress
 
 TASKS = ("motion", "appearance")
@@ -130,15 +131,9 @@ class MotionSpec:
 
     @classmethod
     def from_params(cls, params: dict[str, Any]) -> MotionSpec:
-        """Build from a params section: every key required, no other key allowed."""
-        keys = [field.name for field in fields(cls)]
-        missing = [key for key in keys if key not in params]
-        if missing:
-            raise ValueError(f"MotionSpec: missing key(s) {missing} (the keys are {keys})")
-        unknown = sorted(set(params) - set(keys))
-        if unknown:
-            raise ValueError(f"MotionSpec: unknown key(s) {unknown} (the keys are {keys})")
-        return cls(**{key: params[key] for key in keys})
+        """Build from a params section: every key required (KeyError), no other key allowed
+        (ValueError), then the checks of `__post_init__`."""
+        return cls(**dataclass_values(cls, params, "MotionSpec"))
 
 
 def _bad(key: str, problem: str) -> NoReturn:
