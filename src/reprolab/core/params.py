@@ -75,8 +75,9 @@ class _PlainLoader(yaml.SafeLoader):
 
 FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 """YAML's safe loader in C (libyaml) where PyYAML was built with it, as its wheels are: the same
-data, read 5-10 times faster than by the pure-Python loader (Snakemake and every job read
-params.yaml and the schemas; `snakemake -n all` spent 0.4 s of its 3.4 s there)."""
+data, read 6-7 times faster than by the pure-Python loader. The workflow reads params.yaml and
+every schema each time Snakemake starts: an up-to-date `snakemake -n all` took 2.80 s with the
+pure-Python loader and 2.45 s with this one."""
 
 
 def _load_plain(text: bytes) -> Any:
