@@ -8,11 +8,14 @@ import hashlib
 from pathlib import Path
 
 import pytest
+import torch
 
 from reprolab.core.io import read_h5, read_json
 from reprolab.core.tuning import read_tuning
 from reprolab.studies.hiccr.jobs import (
     GateError,
+    load_data,
+    rl_run,
     run_seed,
     trainable_policy,
     tune_base,
@@ -103,6 +106,25 @@ def test_tuning_and_runs_write_their_records_repeatably(stream_path, checkpoint,
     assert list(curve["step"]) == [0, 1, 2] and len(curve["reward"]) == 2
     with pytest.raises(ValueError, match="no tuning record of drgrpo_hiccr's base drgrpo"):
         run_seed(PARAMS, "drgrpo_hiccr", 0, stream, checkpoint, record, [tuned], metrics, curves, 1)
+
+
+def test_a_run_from_the_callers_loaded_policy_is_the_run_that_loads_it(stream_path, checkpoint):
+    """run_seed hands rl_run the policy its first-batch checks used (left in train mode here):
+    loading draws no random numbers and rl_run puts the model back in eval mode, so the curve,
+    the rewards and the trained weights are those of a run that loads the checkpoint itself."""
+    policy, tokenizer, processor = trainable_policy(checkpoint, PARAMS, 0)
+    data = load_data(PARAMS, stream_path, processor)
+    curve_split = data.test.subset(range(4))
+    policy.model.train()
+    runs = [
+        rl_run(PARAMS, "hiccr", 0, 0.01, checkpoint, data, curve_split, 1, loaded)
+        for loaded in (None, (policy, tokenizer))
+    ]
+    (fresh, _, fresh_curve, fresh_rewards), (reused, _, reused_curve, reused_rewards) = runs
+    assert fresh is not reused and reused is policy
+    assert fresh_curve == reused_curve and fresh_rewards == reused_rewards
+    fresh_weights, reused_weights = fresh.model.state_dict(), reused.model.state_dict()
+    assert all(torch.equal(fresh_weights[name], reused_weights[name]) for name in fresh_weights)
 
 
 def test_the_paper_path_runs_on_a_released_checkpoint_and_benchmark_files(tmp_path):

@@ -397,12 +397,22 @@ def rl_run(
     data: Splits,
     curve_split: Split | None,
     threads: int,
+    loaded: tuple[VisionPolicy, Any] | None = None,
 ) -> tuple[VisionPolicy, Any, list[dict[str, float]], list[float]]:
     """`rl.steps` steps of row `method` from `checkpoint` (module docstring). Returns the
     trained policy, its tokenizer, the curve (metrics of `curve_split` every `rl.eval_every`
-    steps, step 0 included; empty without a split) and the mean reward of every step."""
+    steps, step 0 included; empty without a split) and the mean reward of every step.
+
+    `loaded` is `trainable_policy(checkpoint, params, seed)`'s policy and tokenizer when the
+    caller holds them, untrained: they are used instead of loading the checkpoint again (at
+    paper scale a second 7B load, and two models in memory). Loading draws no random numbers
+    (checked), so either way the run is the same."""
     seed_everything(derive_seed(seed, STUDY, "rl"), threads)
-    policy, tokenizer, _ = trainable_policy(checkpoint, params, seed)
+    if loaded is None:
+        policy, tokenizer, _ = trainable_policy(checkpoint, params, seed)
+    else:
+        policy, tokenizer = loaded
+        policy.model.eval()  # as loaded; the caller's checks may have left it in train mode
     rl = params["rl"]
     settings = rl_settings(params)
     trained = [p for p in policy.model.parameters() if p.requires_grad]
@@ -475,9 +485,9 @@ def run_seed(
     out_curves: str | Path,
     threads: int,
 ) -> dict[str, Any]:
-    """One row and seed: RL at its base algorithm's tuned rate (its record among
-    `tuning_paths`), then the test metrics. The warm
-    start's record (`sft_record`, less its curve) is copied into the metrics: the table's
+    """One row and seed: the first-batch checks, RL at its base algorithm's tuned rate (its
+    record among `tuning_paths`) from the same loaded checkpoint, then the test metrics. The
+    warm start's record (`sft_record`, less its curve) is copied into the metrics: the table's
     "before RL" row, which the summary reads beside the runs."""
     base = ROWS[method].base
     tuned = selected(tuning_paths)
@@ -494,7 +504,7 @@ def run_seed(
     checks = update_checks(view, ROWS[method], settings, rollouts, seed)
     curve_split = data.test.subset(range(min(len(data.test), int(params["rl"]["curve_items"]))))
     policy, tokenizer, curve, rewards = rl_run(
-        params, method, seed, lr, checkpoint, data, curve_split, threads
+        params, method, seed, lr, checkpoint, data, curve_split, threads, (policy, tokenizer)
     )
     test = _metrics(policy, tokenizer, data.test, params)
     write_h5(out_curves, _curve_arrays(curve, rewards))
