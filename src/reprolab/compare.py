@@ -368,6 +368,11 @@ def _number(value: Any) -> str:
     return "nan" if value is None else f"{value:.4g}"
 
 
+def _cell_text(cell: Cell) -> str:
+    """A table cell for the report: 'mean ± std' in `_number`'s digits, or the dash."""
+    return NOT_APPLICABLE if cell is None else CELL_SEPARATOR.join(map(_number, cell))
+
+
 # ---- Comparing --------------------------------------------------------------------------------
 
 
@@ -477,11 +482,8 @@ def _compare_cell(
         if a is None and b is None:
             report.cells.agree += 1
         else:
-            shown = [
-                NOT_APPLICABLE if c is None else f"{_number(c[0])} ± {_number(c[1])}"
-                for c in (a, b)
-            ]
-            report.add("cell", f"row '{row}', column '{column}'", f"A {shown[0]}, B {shown[1]}")
+            shown = f"A {_cell_text(a)}, B {_cell_text(b)}"
+            report.add("cell", f"row '{row}', column '{column}'", shown)
         return
     spread = _spread(a[1], b[1])
     if tolerance.agrees(a[0], b[0], spread):
@@ -490,7 +492,7 @@ def _compare_cell(
     report.add(
         "cell",
         f"row '{row}', column '{column}'",
-        f"A {_number(a[0])} ± {_number(a[1])}, B {_number(b[0])} ± {_number(b[1])}: "
+        f"A {_cell_text(a)}, B {_cell_text(b)}: "
         f"|A-B| = {_number(abs(a[0] - b[0]))} > atol + rtol*|B| = {_number(tolerance.bound(b[0]))} "
         f"and > max std = {_number(spread)}",
     )

@@ -27,6 +27,7 @@ from typing import Any
 import yaml
 
 from reprolab.core.io import write_text
+from reprolab.core.params import load_yaml
 
 LOCK = "dvc.lock"
 PIPELINE = "dvc.yaml"
@@ -91,7 +92,7 @@ def record_sources(root: Path, stages: Iterable[str]) -> list[str]:
     loader = YAML()
     lock_file = root / LOCK
     lock = loader.load(lock_file.read_text())
-    params = yaml.safe_load((root / PARAMS_FILE).read_text())
+    params = load_yaml(root / PARAMS_FILE)
     changed = []
     for stage in Repo(str(root)).index.stages:
         name = stage.name
